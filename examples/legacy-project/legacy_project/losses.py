@@ -1,0 +1,27 @@
+"""Loss configuration for the classifier head."""
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class LossConfig:
+    label_smoothing: float = 0.0
+    fused: bool = True
+
+
+def build_loss(cfg: LossConfig) -> torch.nn.Module:
+    if not cfg.fused:
+        return torch.nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing)
+    options = torch.nn.LinearCrossEntropyOptions(acc_policy="balanced")
+    return torch.nn.LinearCrossEntropyLoss(options=options)
+
+
+def fused_loss(hidden: torch.Tensor, weight: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Projection + cross-entropy without materialising the full logits."""
+    return torch.nn.functional.linear_cross_entropy(
+        hidden,
+        weight,
+        target,
+        options=torch.nn.LinearCrossEntropyOptions(acc_policy="balanced"),
+    )

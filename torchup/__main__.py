@@ -1,0 +1,5 @@
+import sys
+
+from torchup.cli import main
+
+sys.exit(main())

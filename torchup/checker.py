@@ -1,0 +1,112 @@
+"""Check one source text: pre-filter, parse once, resolve names, dispatch rules, apply ``# noqa``."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from torchup.context import Context
+from torchup.diagnostics import Diagnostic, Severity
+from torchup.resolver import Resolver
+from torchup.rule import Rule
+from torchup.source import DecodeError, SourceFile
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
+
+SYNTAX_ERROR = "TU001"
+IO_ERROR = "TU000"
+
+
+@dataclass
+class Analysis:
+    """One parse of one text: the findings and, when it parsed, what fixes need."""
+
+    source: SourceFile
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    tree: ast.Module | None = None
+    resolver: Resolver | None = None
+    parsed: bool = False  # False: the pre-filter ruled the file out, or it did not parse
+
+
+class Checker:
+    def __init__(self, rules: list[Rule], *, prefilter: bool = True) -> None:
+        self.engine_codes = {rule.code for rule in rules if rule.engine_emitted}
+        self.rules = [rule for rule in rules if not rule.engine_emitted]
+        self.names = {rule.code: rule.name for rule in rules}
+        self.triggers = tuple(sorted({word for rule in self.rules for word in rule.triggers}))
+        self.prefilter = prefilter
+        self._trigger_bytes = tuple(word.encode("ascii") for word in self.triggers)
+
+    def could_match(self, text: str) -> bool:
+        """The pre-filter: no trigger word, no possible finding (a reference spells its name)."""
+        return not self.prefilter or any(word in text for word in self.triggers)
+
+    def could_match_bytes(self, raw: bytes) -> bool:
+        return not self.prefilter or any(word in raw for word in self._trigger_bytes)
+
+    def analyze(self, source: SourceFile) -> Analysis:
+        analysis = Analysis(source)
+        if not self.rules or not self.could_match(source.text):
+            return analysis
+        try:
+            tree = ast.parse(source.text, filename=source.path)
+        except SyntaxError as exc:
+            analysis.diagnostics.append(self.syntax_error(source, exc))
+            return analysis
+        except (RecursionError, MemoryError, ValueError) as exc:
+            message = "the parser gave up: the code is nested too deeply" if isinstance(exc, RecursionError) \
+                else f"the parser failed: {exc}"
+            analysis.diagnostics.append(self.engine_diagnostic(SYNTAX_ERROR, source.path, message, 1, 1))
+            return analysis
+        resolver = Resolver(tree)
+        ctx = Context(source, tree, resolver)
+        for rule in self.rules:
+            ctx.rule = rule
+            rule.check(ctx)
+        analysis.tree, analysis.resolver, analysis.parsed = tree, resolver, True
+        analysis.diagnostics = suppress_noqa(source, ctx.diagnostics)
+        analysis.diagnostics.sort(key=Diagnostic.sort_key)
+        return analysis
+
+    def syntax_error(self, source: SourceFile, exc: SyntaxError) -> Diagnostic:
+        line = exc.lineno or 1
+        # SyntaxError offsets are 1-based character columns of the line.
+        column = max(exc.offset or 1, 1)
+        message = f"invalid syntax: {exc.msg}; the file cannot be checked until it parses with Python 3"
+        return self.engine_diagnostic(SYNTAX_ERROR, source.path, message, line, column)
+
+    def decode_error(self, path: str, exc: DecodeError) -> Diagnostic:
+        return self.engine_diagnostic(SYNTAX_ERROR, path, f"cannot decode the file: {exc.message}", exc.line, exc.column)
+
+    def engine_diagnostic(self, code: str, path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
+        return Diagnostic(
+            code=code,
+            name=self.names.get(code, code),
+            message=message,
+            path=path,
+            line=line,
+            column=column,
+            end_line=line,
+            end_column=column,
+            severity=Severity.ERROR,
+        )
+
+    def wants(self, code: str) -> bool:
+        return code in self.engine_codes
+
+
+def suppress_noqa(source: SourceFile, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Drop findings whose first line carries ``# noqa`` or ``# noqa: CODE[, CODE]``."""
+    if "noqa" not in source.text.lower():
+        return diagnostics
+    kept = []
+    for diagnostic in diagnostics:
+        match = _NOQA.search(source.line_text(diagnostic.line))
+        if match is None:
+            kept.append(diagnostic)
+            continue
+        codes = match.group("codes")
+        if codes is not None and diagnostic.code.upper() not in {c.upper() for c in re.split(r"[\s,]+", codes)}:
+            kept.append(diagnostic)
+    return kept

@@ -1,0 +1,91 @@
+"""The command line: ``torchup check | fix | rule CODE | rules``.
+
+Exit codes: 0 nothing left to report, 1 findings remain, 2 usage or internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from torchup import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"torchup: error: {message}\n")
+        raise SystemExit(EXIT_ERROR)
+
+
+def _add_check_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .)")
+    parser.add_argument("--select", action="append", metavar="CODES", help="only these codes or prefixes (TU1,TU101)")
+    parser.add_argument("--extend-select", action="append", metavar="CODES", help="add codes to the selection")
+    parser.add_argument("--ignore", action="append", metavar="CODES", help="drop codes or prefixes")
+    parser.add_argument("--exclude", action="append", metavar="GLOB", help="replace the default excluded paths")
+    parser.add_argument("--extend-exclude", action="append", metavar="GLOB", help="exclude more paths")
+    parser.add_argument("--no-respect-gitignore", action="store_true", help="also check files .gitignore ignores")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that may change behaviour")
+    parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    parser.add_argument("--output-format", choices=("full", "concise", "json"), default="full")
+    parser.add_argument("--no-prefilter", action="store_true", help="parse every file, even those that cannot match")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    parser.add_argument("--verbose", action="store_true", help="show tracebacks of internal errors")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="torchup",
+        description="The upgrade assistant for PyTorch: find and fix what breaks when you move to torch 2.14.",
+    )
+    parser.add_argument("--version", action="version", version=f"torchup {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    check = commands.add_parser("check", help="report what breaks under the new torch release")
+    _add_check_options(check)
+    check.add_argument("--fix", action="store_true", help="apply fixes (same as `torchup fix`)")
+    fix = commands.add_parser("fix", help="apply safe fixes (--unsafe-fixes for the rest)")
+    _add_check_options(fix)
+    rule = commands.add_parser("rule", help="print one rule's documentation")
+    rule.add_argument("code", metavar="CODE")
+    commands.add_parser("rules", help="list every rule")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    verbose = bool(getattr(args, "verbose", False)) or bool(os.environ.get("TORCHUP_DEBUG"))
+    try:
+        if args.command in ("check", "fix"):
+            from torchup.commands import run_check
+
+            return run_check(args, fix=args.command == "fix" or args.fix or args.diff)
+        if args.command == "rule":
+            from torchup.commands import show_rule
+
+            return show_rule(args.code)
+        if args.command == "rules":
+            from torchup.commands import list_rules
+
+            return list_rules()
+        parser.print_help()
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        sys.stderr.write("torchup: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return EXIT_CLEAN
+    except Exception as exc:  # never a traceback for users; tests set TORCHUP_DEBUG
+        if verbose:
+            traceback.print_exc()
+        sys.stderr.write(
+            f"torchup: internal error: {type(exc).__name__}: {exc}\n"
+            "  This is a bug in torchup; rerun with --verbose and report the output.\n"
+        )
+        return EXIT_ERROR

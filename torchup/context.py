@@ -1,0 +1,122 @@
+"""What a rule sees of one file: the source, the resolver, and a way to report."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from torchup.diagnostics import Diagnostic, Fix, ImportRequest, Severity
+from torchup.resolver import BindingKind, Resolver, Scope
+from torchup.source import SourceFile
+
+if TYPE_CHECKING:
+    from torchup.rule import Rule
+
+
+@dataclass
+class Context:
+    source: SourceFile
+    tree: ast.Module
+    resolver: Resolver
+    rule: Rule | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    # -- reporting ---------------------------------------------------------------------------
+    def report(
+        self,
+        node: ast.AST,
+        message: str,
+        *,
+        help: str | None = None,
+        fix: Fix | None = None,
+        severity: Severity | None = None,
+    ) -> None:
+        assert self.rule is not None
+        start, end = self.source.node_range(node)
+        line, column = self.source.position(start)
+        end_line, end_column = self.source.position(end)
+        self.diagnostics.append(
+            Diagnostic(
+                code=self.rule.code,
+                name=self.rule.name,
+                message=message,
+                path=self.source.path,
+                line=line,
+                column=column,
+                end_line=end_line,
+                end_column=end_column,
+                severity=severity or self.rule.severity,
+                help=help,
+                fix=fix,
+                start=start,
+                end=end,
+            )
+        )
+
+    # -- questions -----------------------------------------------------------------------------
+    def qualified_name(self, expr: ast.AST) -> str | None:
+        return self.resolver.qualified_name(expr)
+
+    def segment(self, node: ast.AST) -> str:
+        return self.source.segment(node)
+
+    def calls_to(self, qualnames: frozenset[str]) -> list[tuple[ast.Call, str]]:
+        """Calls whose callee resolves to one of ``qualnames``."""
+        last_parts = {name.rsplit(".", 1)[-1] for name in qualnames}
+        found = []
+        for call in self.resolver.calls:
+            func = call.func
+            tail = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if tail in last_parts:
+                qualname = self.qualified_name(func)
+                if qualname in qualnames:
+                    found.append((call, qualname))
+        return found
+
+    def references_to(self, qualnames: frozenset[str]) -> list[tuple[ast.expr, str, ast.Call | None]]:
+        """Every expression that names one of ``qualnames``, with the call it is the callee of."""
+        last_parts = {name.rsplit(".", 1)[-1] for name in qualnames}
+        found: list[tuple[ast.expr, str, ast.Call | None]] = []
+        candidates: list[ast.expr] = [a for a in self.resolver.attributes if a.attr in last_parts]
+        candidates += [n for n in self.resolver.names if n.id in last_parts]
+        for node in candidates:
+            qualname = self.qualified_name(node)
+            if qualname in qualnames:
+                found.append((node, qualname, self.resolver.call_of_callee(node)))
+        found.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
+        return found
+
+    # -- names the fixed code can use --------------------------------------------------------------
+    def module_reference(self, module: str, at: ast.AST) -> tuple[str, tuple[ImportRequest, ...]] | None:
+        """Text that names ``module`` (dotted) at ``at``, and the imports it needs; None if shadowed."""
+        scope = self.resolver.scope_of(at)
+        top, _, rest = module.partition(".")
+        suffix = f".{rest}" if rest else ""
+        if self.resolver.name_in_scope(top, scope) == top:
+            return top + suffix, ()
+        for name, bindings in self.resolver.module_scope.bindings.items():
+            if (
+                all(b.kind is BindingKind.IMPORT and b.target == top for b in bindings)
+                and self.resolver.name_in_scope(name, scope) == top
+            ):
+                return name + suffix, ()
+        if self.resolver.is_unbound(top, scope):
+            return top + suffix, (ImportRequest(top),)
+        return None
+
+    def symbol_reference(self, qualname: str, at: ast.AST) -> tuple[str, tuple[ImportRequest, ...]] | None:
+        """Text naming ``qualname`` (``torch.profiler.ProfilerActivity``) at ``at``, plus imports."""
+        module, _, name = qualname.rpartition(".")
+        scope = self.resolver.scope_of(at)
+        if self.resolver.name_in_scope(name, scope) == qualname:
+            return name, ()
+        if self.resolver.is_unbound(name, scope):
+            return name, (ImportRequest(module, name),)
+        module_ref = self.module_reference(module, at)
+        if module_ref is None:
+            return None
+        return f"{module_ref[0]}.{name}", module_ref[1]
+
+    def scope_of(self, node: ast.AST) -> Scope:
+        return self.resolver.scope_of(node)

@@ -1,0 +1,67 @@
+"""What a check produces: findings, and the fixes they carry as edits on exact text ranges."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Applicability(enum.Enum):
+    SAFE = "safe"  # keeps the program's behaviour; applied by `torchup fix`
+    UNSAFE = "unsafe"  # may change behaviour; applied only with --unsafe-fixes
+
+
+class Severity(enum.Enum):
+    ERROR = "error"  # raises under the target release
+    WARNING = "warning"  # works, but differently or with a warning
+    INFO = "info"
+
+
+@dataclass(frozen=True, order=True)
+class Edit:
+    """Replace text[start:end] with ``content`` (start == end inserts)."""
+
+    start: int
+    end: int
+    content: str
+
+
+@dataclass(frozen=True)
+class ImportRequest:
+    """A name the fixed code needs in scope: ``module`` (``name`` None) or ``from module import name``."""
+
+    module: str
+    name: str | None = None
+
+
+@dataclass
+class Fix:
+    message: str
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+    imports: tuple[ImportRequest, ...] = ()
+    # Name nodes (by id()) this fix stops referring to: lets the fixer drop an import left unused.
+    released_names: tuple[Any, ...] = ()
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    name: str
+    message: str
+    path: str
+    line: int  # 1-based
+    column: int  # 1-based, in characters
+    end_line: int
+    end_column: int
+    severity: Severity = Severity.ERROR
+    help: str | None = None
+    fix: Fix | None = None
+    start: int = 0  # text offsets, for fixing and noqa
+    end: int = 0
+    cell: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.column, self.code)

@@ -1,0 +1,199 @@
+"""Which files to check: walk directories like ruff does (default excludes, .gitignore, globs)."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SOURCE_SUFFIXES = (".py", ".pyi")
+
+# ruff's default exclusions, plus __pycache__ and site-packages.
+DEFAULT_EXCLUDE = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache",
+    ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv",
+    ".vscode", "__pypackages__", "__pycache__", "_build", "buck-out", "build", "dist", "node_modules",
+    "site-packages", "venv", ".torchup_cache",
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str
+    explicit: bool  # named on the command line: always checked
+
+
+@dataclass(frozen=True)
+class Missing:
+    path: str
+    reason: str
+
+
+@dataclass
+class _IgnoreRule:
+    regex: re.Pattern[str]
+    negated: bool
+    directory_only: bool
+
+
+@dataclass
+class GitIgnore:
+    """The patterns of one .gitignore file, matched against paths relative to its directory."""
+
+    base: Path
+    rules: list[_IgnoreRule] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, directory: Path) -> GitIgnore | None:
+        try:
+            text = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        ignore = cls(directory)
+        for raw in text.splitlines():
+            line = raw.rstrip()
+            if not line or line.startswith("#"):
+                continue
+            negated = line.startswith("!")
+            if negated:
+                line = line[1:]
+            directory_only = line.endswith("/")
+            line = line.strip("/") if directory_only else line
+            anchored = "/" in line.rstrip("/")
+            line = line.lstrip("/")
+            if not line:
+                continue
+            ignore.rules.append(_IgnoreRule(_glob_to_regex(line, anchored), negated, directory_only))
+        return ignore
+
+    def decide(self, path: Path, is_dir: bool) -> bool | None:
+        """True: ignored; False: re-included by a ``!`` pattern; None: not mentioned."""
+        try:
+            relative = path.relative_to(self.base).as_posix()
+        except ValueError:
+            return None
+        verdict = None
+        for rule in self.rules:
+            if rule.directory_only and not is_dir:
+                continue
+            if rule.regex.fullmatch(relative):
+                verdict = not rule.negated
+        return verdict
+
+
+def _glob_to_regex(pattern: str, anchored: bool) -> re.Pattern[str]:
+    parts = []
+    index = 0
+    while index < len(pattern):
+        if pattern.startswith("**/", index):
+            parts.append("(?:.*/)?")
+            index += 3
+        elif pattern.startswith("/**", index) and index + 3 == len(pattern):
+            parts.append("/.*")
+            index += 3
+        elif pattern[index] == "*":
+            parts.append("[^/]*")
+            index += 1
+        elif pattern[index] == "?":
+            parts.append("[^/]")
+            index += 1
+        elif pattern[index] == "[":
+            end = pattern.find("]", index)
+            if end < 0:
+                parts.append(re.escape("["))
+                index += 1
+            else:
+                parts.append(fnmatch.translate(pattern[index:end + 1])[4:-3])
+                index = end + 1
+        else:
+            parts.append(re.escape(pattern[index]))
+            index += 1
+    body = "".join(parts)
+    return re.compile(body if anchored else f"(?:.*/)?{body}")
+
+
+@dataclass
+class Discovery:
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    suffixes: tuple[str, ...] = SOURCE_SUFFIXES
+
+    def excluded(self, path: Path) -> bool:
+        for pattern in (*self.exclude, *self.extend_exclude):
+            if fnmatch.fnmatchcase(path.name, pattern) or fnmatch.fnmatchcase(path.as_posix(), pattern):
+                return True
+            if "/" in pattern and fnmatch.fnmatchcase(path.as_posix(), f"*/{pattern.lstrip('/')}"):
+                return True
+        return False
+
+    def targets(self, paths: list[str]) -> Iterator[Target | Missing]:
+        for given in paths:
+            path = Path(given)
+            try:
+                is_dir = path.is_dir()
+                exists = path.exists() or path.is_symlink()
+            except OSError as exc:  # a symlink loop, say
+                yield Missing(given, exc.strerror or str(exc))
+                continue
+            if not exists:
+                yield Missing(given, "no such file or directory")
+            elif is_dir:
+                yield from self._walk(path, self._parent_ignores(path))
+            else:
+                yield Target(given, explicit=True)
+
+    def _parent_ignores(self, start: Path) -> list[GitIgnore]:
+        """The .gitignore files from the repository root down to ``start``'s parent."""
+        if not self.respect_gitignore:
+            return []
+        chain: list[Path] = []
+        current = start.resolve()
+        for directory in [*reversed(current.parents)]:
+            chain.append(directory)
+        root_index = max((i for i, d in enumerate(chain) if (d / ".git").exists()), default=None)
+        if root_index is None:
+            return []
+        ignores = [GitIgnore.load(d) for d in chain[root_index:]]
+        return [ignore for ignore in ignores if ignore is not None]
+
+    def _ignored(self, path: Path, is_dir: bool, ignores: list[GitIgnore]) -> bool:
+        verdict = False
+        resolved = path.resolve() if ignores else path
+        for ignore in ignores:
+            decision = ignore.decide(resolved, is_dir)
+            if decision is not None:
+                verdict = decision
+        return verdict
+
+    def _walk(self, root: Path, inherited: list[GitIgnore]) -> Iterator[Target]:
+        stack: list[tuple[Path, list[GitIgnore]]] = [(root, inherited)]
+        while stack:
+            directory, ignores = stack.pop()
+            if self.respect_gitignore:
+                own = GitIgnore.load(directory.resolve())
+                if own is not None:
+                    ignores = [*ignores, own]
+            try:
+                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            except OSError:
+                continue
+            subdirectories = []
+            for entry in entries:
+                path = Path(entry.path)
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    is_file = entry.is_file()
+                except OSError:
+                    continue
+                if self.excluded(path) or self._ignored(path, is_dir, ignores):
+                    continue
+                if is_dir:
+                    if not (path / "pyvenv.cfg").exists():  # a virtual environment
+                        subdirectories.append((path, ignores))
+                elif is_file and entry.name.endswith(self.suffixes):
+                    yield Target(entry.path, explicit=False)
+            stack.extend(reversed(subdirectories))

@@ -1,0 +1,126 @@
+"""Apply fixes: choose non-overlapping ones, add the imports they need, re-check, repeat.
+
+Edits touch only their own ranges; the fixed text must parse or nothing is written; fixes that
+overlap wait for a later pass, so ``fix`` run twice changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+from torchup.checker import Analysis, Checker
+from torchup.diagnostics import Applicability, Diagnostic, Edit, ImportRequest
+from torchup.importer import import_edits
+from torchup.source import SourceFile
+
+MAX_PASSES = 10
+
+
+@dataclass
+class FixOutcome:
+    text: str  # the fixed text (the original when nothing applied)
+    remaining: list[Diagnostic]
+    fixed: list[Diagnostic] = field(default_factory=list)
+
+
+def is_applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:
+    fix = diagnostic.fix
+    return fix is not None and (unsafe or fix.applicability is Applicability.SAFE)
+
+
+def fix_source(checker: Checker, source: SourceFile, *, unsafe: bool) -> FixOutcome:
+    analysis = checker.analyze(source)
+    fixed: list[Diagnostic] = []
+    for _ in range(MAX_PASSES):
+        candidates = [d for d in analysis.diagnostics if is_applicable(d, unsafe)]
+        if not candidates or analysis.tree is None or analysis.resolver is None:
+            break
+        chosen, edits = plan(analysis, candidates)
+        new_text = apply_edits(analysis.source.text, edits)
+        try:
+            ast.parse(new_text)
+        except (SyntaxError, ValueError, RecursionError) as exc:
+            for diagnostic in chosen:
+                diagnostic.notes.append(
+                    f"fix not applied: the result would not parse ({exc}); please report this to torchup"
+                )
+                diagnostic.fix = None
+            continue
+        if new_text == analysis.source.text:
+            break
+        fixed.extend(chosen)
+        analysis = checker.analyze(SourceFile(source.path, source.raw, new_text, source.encoding))
+    return FixOutcome(analysis.source.text, analysis.diagnostics, fixed)
+
+
+def plan(analysis: Analysis, candidates: list[Diagnostic]) -> tuple[list[Diagnostic], list[Edit]]:
+    """Fixes whose edits do not overlap (in source order), plus their import edits."""
+    assert analysis.tree is not None and analysis.resolver is not None
+    chosen: list[Diagnostic] = []
+    taken: list[Edit] = []
+    for diagnostic in sorted(candidates, key=lambda d: d.start):
+        assert diagnostic.fix is not None
+        edits = diagnostic.fix.edits
+        if any(_overlaps(edit, other) for edit in edits for other in taken):
+            continue
+        chosen.append(diagnostic)
+        taken.extend(edits)
+    requests: list[ImportRequest] = []
+    released: set[int] = set()
+    for diagnostic in chosen:
+        assert diagnostic.fix is not None
+        requests.extend(diagnostic.fix.imports)
+        released.update(diagnostic.fix.released_names)
+    extra = import_edits(analysis.source, analysis.tree, analysis.resolver, requests, released)
+    extra = [edit for edit in extra if not any(_overlaps(edit, other) for other in taken)]
+    return chosen, taken + extra
+
+
+def _overlaps(a: Edit, b: Edit) -> bool:
+    if a == b:
+        return False
+    if a.start == a.end and b.start == b.end:
+        return a.start == b.start  # two insertions at one point: order would be a guess
+    return a.start < b.end and b.start < a.end
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    unique = sorted(set(edits), key=lambda e: (e.start, e.end))
+    parts: list[str] = []
+    position = 0
+    for edit in unique:
+        parts.append(text[position:edit.start])
+        parts.append(edit.content)
+        position = max(position, edit.end)
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+class ChangedOnDisk(Exception):
+    """The file changed between our read and our write."""
+
+
+def write_atomic(path: str, data: bytes, expected: bytes) -> None:
+    """Replace ``path`` with ``data`` in one rename, keeping its mode; refuse if it changed."""
+    with open(path, "rb") as handle:
+        if handle.read() != expected:
+            raise ChangedOnDisk(path)
+    mode = os.stat(path).st_mode
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, temporary = tempfile.mkstemp(prefix=".torchup-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode & 0o7777)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,149 @@
+"""The one place that edits import statements: adds what fixes need, drops what they left unused."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from torchup.diagnostics import Edit, ImportRequest
+from torchup.patterns import remove_list_item
+from torchup.resolver import Binding, BindingKind, Resolver
+from torchup.source import SourceFile
+
+
+def import_edits(
+    source: SourceFile,
+    tree: ast.Module,
+    resolver: Resolver,
+    requests: Iterable[ImportRequest],
+    released: set[int],
+) -> list[Edit]:
+    edits = removal_edits(source, tree, resolver, released)
+    insertion = insertion_edit(source, tree, requests)
+    if insertion is not None:
+        edits.append(insertion)
+    return edits
+
+
+def insertion_edit(source: SourceFile, tree: ast.Module, requests: Iterable[ImportRequest]) -> Edit | None:
+    lines: list[str] = []
+    plain = sorted({r.module for r in requests if r.name is None})
+    lines += [f"import {module}" for module in plain]
+    from_names: dict[str, set[str]] = {}
+    for request in requests:
+        if request.name is not None:
+            from_names.setdefault(request.module, set()).add(request.name)
+    lines += [f"from {module} import {', '.join(sorted(names))}" for module, names in sorted(from_names.items())]
+    if not lines:
+        return None
+    newline = source.newline
+    offset = _insertion_offset(source, tree)
+    text = "".join(line + newline for line in lines)
+    if offset == len(source.text) and source.text and not source.text.endswith(("\n", "\r")):
+        text = newline + text.rstrip("\r\n")
+    return Edit(offset, offset, text)
+
+
+def _insertion_offset(source: SourceFile, tree: ast.Module) -> int:
+    """Just after the module's leading imports; else after its docstring; else after leading comments."""
+    anchor: ast.stmt | None = None
+    for index, stmt in enumerate(tree.body):
+        is_docstring = index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
+            and isinstance(stmt.value.value, str)
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or is_docstring:
+            anchor = stmt
+        else:
+            break
+    if anchor is not None:
+        end_line = anchor.end_lineno or anchor.lineno
+        starts = source.line_starts
+        return starts[end_line] if end_line < len(starts) else len(source.text)
+    # No imports and no docstring: after the shebang, coding cookie and comment header.
+    starts = source.line_starts
+    offset = 0
+    for index, start in enumerate(starts):
+        line = source.line_text(index + 1).strip()
+        if start >= len(source.text) or not (line == "" or line.startswith("#")):
+            break
+        offset = starts[index + 1] if index + 1 < len(starts) else len(source.text)
+    return offset
+
+
+def removal_edits(source: SourceFile, tree: ast.Module, resolver: Resolver, released: set[int]) -> list[Edit]:
+    """Drop ``from … import name`` bindings whose every use a fix has just replaced."""
+    if not released:
+        return []
+    exported = resolver.exported_names()
+    unused_by_statement: dict[int, tuple[ast.ImportFrom, list[Binding]]] = {}
+    for scope in resolver.iter_scopes():
+        for name, bindings in scope.bindings.items():
+            if len(bindings) != 1 or name in exported:
+                continue
+            binding = bindings[0]
+            if binding.kind is not BindingKind.FROM_IMPORT or not isinstance(binding.statement, ast.ImportFrom):
+                continue
+            refs = resolver.references(binding)
+            if not refs or any(id(ref) not in released for ref in refs):
+                continue
+            entry = unused_by_statement.setdefault(id(binding.statement), (binding.statement, []))
+            entry[1].append(binding)
+    edits: list[Edit] = []
+    parents = _statement_parents(tree) if unused_by_statement else {}
+    for statement, bindings in unused_by_statement.values():
+        aliases = {id(b.node) for b in bindings}
+        if len(aliases) == len(statement.names):
+            edits.append(remove_statement(source, statement, parents[id(statement)]))
+            continue
+        close = source.node_range(statement)[1]
+        items: list[ast.AST] = list(statement.names)
+        alias_edits = []
+        for index, alias in enumerate(statement.names):
+            if id(alias) in aliases:
+                edit = remove_list_item(source, items, index, close)
+                if edit is None:
+                    break
+                alias_edits.append(edit)
+        else:
+            if not _overlapping(alias_edits):
+                edits.extend(alias_edits)
+    return edits
+
+
+def _overlapping(edits: list[Edit]) -> bool:
+    ordered = sorted(edits)
+    return any(a.end > b.start for a, b in zip(ordered, ordered[1:]))
+
+
+def _statement_parents(tree: ast.Module) -> dict[int, list[ast.stmt]]:
+    parents: dict[int, list[ast.stmt]] = {}
+    for node in ast.walk(tree):
+        for field_name in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(node, field_name, None)
+            if isinstance(block, list):
+                for stmt in block:
+                    parents[id(stmt)] = block
+    return parents
+
+
+def remove_statement(source: SourceFile, statement: ast.stmt, block: list[ast.stmt]) -> Edit:
+    start, end = source.node_range(statement)
+    if len(block) == 1:
+        return Edit(start, end, "pass")  # a block cannot be empty
+    text = source.text
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[line_start:start]
+    after_end = end
+    while after_end < len(text) and text[after_end] in " \t":
+        after_end += 1
+    if before.strip() == "" and (after_end == len(text) or text[after_end] in "\r\n#"):
+        newline_at = min((i for i in (text.find("\n", end), len(text)) if i >= 0))
+        return Edit(line_start, min(newline_at + 1, len(text)), "")
+    if after_end < len(text) and text[after_end] == ";":
+        after_end += 1
+        while after_end < len(text) and text[after_end] in " \t":
+            after_end += 1
+        return Edit(start, after_end, "")
+    semicolon = text.rfind(";", line_start, start)
+    if semicolon >= 0 and text[semicolon + 1:start].strip() == "":
+        return Edit(semicolon, end, "")
+    return Edit(start, end, "pass")

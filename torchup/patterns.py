@@ -1,0 +1,175 @@
+"""Building blocks rules share: binding call arguments to parameters, and small exact edits."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from torchup.diagnostics import Edit
+from torchup.source import SourceFile
+
+MISSING = object()
+
+
+@dataclass(frozen=True)
+class BoundArgument:
+    name: str
+    value: ast.expr
+    keyword: ast.keyword | None  # None when passed positionally
+
+    @property
+    def positional(self) -> bool:
+        return self.keyword is None
+
+
+@dataclass
+class BoundCall:
+    call: ast.Call
+    arguments: dict[str, BoundArgument]
+    has_star_args: bool
+    has_star_kwargs: bool
+
+    def get(self, name: str) -> BoundArgument | None:
+        return self.arguments.get(name)
+
+
+def bind_call(call: ast.Call, positional: list[str], keyword_only: tuple[str, ...] = ()) -> BoundCall | None:
+    """Match a call's arguments to a signature; None if it cannot match (too many, unknown names)."""
+    arguments: dict[str, BoundArgument] = {}
+    has_star_args = False
+    for index, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            has_star_args = True
+            break
+        if index >= len(positional):
+            return None
+        arguments[positional[index]] = BoundArgument(positional[index], arg, None)
+    has_star_kwargs = False
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            has_star_kwargs = True
+            continue
+        if keyword.arg not in positional and keyword.arg not in keyword_only:
+            return None
+        if keyword.arg in arguments:
+            return None
+        arguments[keyword.arg] = BoundArgument(keyword.arg, keyword.value, keyword)
+    return BoundCall(call, arguments, has_star_args, has_star_kwargs)
+
+
+def literal_bool(node: ast.expr) -> bool | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def literal_dict_keyword(call: ast.Call, name: str) -> tuple[ast.Dict, ast.expr, ast.expr] | None:
+    """``**{"name": value}`` in ``call``: (the dict, the key node, the value node)."""
+    for keyword in call.keywords:
+        if keyword.arg is None and isinstance(keyword.value, ast.Dict):
+            for key, value in zip(keyword.value.keys, keyword.value.values):
+                if isinstance(key, ast.Constant) and key.value == name:
+                    return keyword.value, key, value
+    return None
+
+
+# Expressions that may stand unparenthesised as the test of a conditional expression.
+_TIGHT = (
+    ast.Name,
+    ast.Attribute,
+    ast.Call,
+    ast.Constant,
+    ast.Subscript,
+    ast.Compare,
+    ast.BoolOp,
+    ast.UnaryOp,
+    ast.BinOp,
+    ast.List,
+    ast.Tuple,
+    ast.Dict,
+    ast.Set,
+    ast.JoinedStr,
+    ast.Await,
+)
+
+
+def as_condition(source: SourceFile, node: ast.expr) -> str:
+    """Source text of ``node`` fit to be the test of ``a if <test> else b``."""
+    text = source.segment(node)
+    if isinstance(node, ast.Tuple) and not text.startswith("("):
+        return f"({text})"
+    return text if isinstance(node, _TIGHT) else f"({text})"
+
+
+class Edits:
+    """Edit builders on one source file; each returns None where no exact edit exists."""
+
+    def __init__(self, source: SourceFile) -> None:
+        self.source = source
+
+    def replace(self, node: ast.AST, content: str) -> Edit:
+        start, end = self.source.node_range(node)
+        return Edit(start, end, content)
+
+    def insert_before(self, node: ast.AST, content: str) -> Edit:
+        start, _ = self.source.node_range(node)
+        return Edit(start, start, content)
+
+    def rename_keyword(self, keyword: ast.keyword, new_name: str) -> Edit:
+        start, _ = self.source.node_range(keyword)
+        assert keyword.arg is not None
+        return Edit(start, start + len(keyword.arg), new_name)
+
+    def open_paren_after(self, node: ast.AST, limit: int) -> int | None:
+        """Offset just past the ``(`` that follows ``node`` (a call's callee), if only spaces intervene."""
+        _, position = self.source.node_range(node)
+        text = self.source.text
+        while position < limit and text[position] in " \t":
+            position += 1
+        if position < limit and text[position] == "(":
+            return position + 1
+        return None
+
+    def remove_argument(self, call: ast.Call, argument: ast.AST) -> Edit | None:
+        """Delete one argument of ``call`` with its comma, keeping every comment."""
+        items: list[ast.AST] = [*call.args, *call.keywords]
+        items.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+        _, call_end = self.source.node_range(call)
+        close = call_end - 1  # the ")"
+        return remove_list_item(self.source, items, items.index(argument), close)
+
+
+def remove_list_item(source: SourceFile, items: list[ast.AST], index: int, close: int) -> Edit | None:
+    """Delete ``items[index]`` from a comma-separated list that ends at offset ``close``."""
+    text = source.text
+    start, end = source.node_range(items[index])
+    line_start = text.rfind("\n", 0, start) + 1
+    own_line = text[line_start:start].strip() == ""
+    after = end
+    while after < len(text) and text[after] in " \t":
+        after += 1
+    if after < len(text) and text[after] == ",":
+        after += 1
+    rest_of_line_end = text.find("\n", after)
+    rest_of_line_end = len(text) if rest_of_line_end < 0 else rest_of_line_end
+    rest = text[after:rest_of_line_end].strip()
+    if own_line and (rest == "" or rest.startswith("#")) and len(items) > 1:
+        if index == len(items) - 1 and text[end:after].strip() != ",":
+            # Last item without a trailing comma: the previous item's comma must go instead.
+            previous_end = source.node_range(items[index - 1])[1]
+            gap = text[previous_end:line_start]
+            if "#" in gap or "," not in gap:
+                return None
+            comma = previous_end + gap.index(",")
+            return Edit(comma, rest_of_line_end, "") if "#" not in rest else None
+        return Edit(line_start, min(rest_of_line_end + 1, len(text)), "")
+    if index + 1 < len(items):
+        next_start = source.node_range(items[index + 1])[0]
+        gap = text[end:next_start]
+        return Edit(start, next_start, "") if "#" not in gap else None
+    if index > 0:
+        previous_end = source.node_range(items[index - 1])[1]
+        gap = text[previous_end:start]
+        return Edit(previous_end, end, "") if "#" not in gap else None
+    gap = text[end:close]
+    return Edit(start, close, "") if "#" not in gap and gap.strip() in ("", ",") else None

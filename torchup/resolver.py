@@ -1,0 +1,461 @@
+"""Name resolution, modelled on pyflakes: scopes, bindings, and one question rules may ask —
+"what is the qualified name of this expression, if certain?".
+
+A name bound several ways in one scope (``try: import a as x`` / ``except: x = None``) is
+ambiguous and resolves to nothing: a wrong guess would make a wrong rewrite. No rule reads
+import statements itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+class ScopeKind(enum.Enum):
+    MODULE = "module"
+    CLASS = "class"
+    FUNCTION = "function"
+    LAMBDA = "lambda"
+    COMPREHENSION = "comprehension"
+
+
+class BindingKind(enum.Enum):
+    IMPORT = "import"  # import a.b as c  -> c means a.b
+    SUBMODULE_IMPORT = "submodule-import"  # import a.b -> a means a
+    FROM_IMPORT = "from-import"  # from a import b as c -> c means a.b
+    ASSIGNMENT = "assignment"
+    AUGMENTED = "augmented-assignment"
+    PARAMETER = "parameter"
+    DEFINITION = "definition"  # def / class
+    OTHER = "other"  # for-targets, with-as, except-as, match captures, walrus, ...
+
+
+IMPORT_KINDS = frozenset({BindingKind.IMPORT, BindingKind.SUBMODULE_IMPORT, BindingKind.FROM_IMPORT})
+
+
+@dataclass(eq=False)
+class Binding:
+    name: str
+    kind: BindingKind
+    scope: Scope
+    node: ast.AST  # alias for imports, the def/class, the target Name, or the ast.arg
+    target: str | None = None  # qualified name an import binds
+    statement: ast.stmt | None = None  # the import statement, for rewriting it
+    value: ast.expr | None = None  # right-hand side of `name = value`
+    annotation: ast.expr | None = None
+
+    @property
+    def is_import(self) -> bool:
+        return self.kind in IMPORT_KINDS
+
+
+@dataclass(eq=False)
+class Scope:
+    kind: ScopeKind
+    node: ast.AST
+    parent: Scope | None
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    global_names: set[str] = field(default_factory=set)
+    nonlocal_names: set[str] = field(default_factory=set)
+    star_imports: list[str] = field(default_factory=list)
+
+
+# What a name lookup found: the bindings (empty: unbound here), or the star-imported module.
+@dataclass(frozen=True)
+class Lookup:
+    bindings: tuple[Binding, ...] = ()
+    star_module: str | None = None
+    ambiguous_star: bool = False
+
+    @property
+    def qualified_name_prefix(self) -> str | None:
+        if self.bindings:
+            targets = {b.target if b.is_import else None for b in self.bindings}
+            return targets.pop() if len(targets) == 1 else None
+        return None
+
+
+class Resolver:
+    """Built once per module; answers questions about names at any node it has seen."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.module_scope = Scope(ScopeKind.MODULE, tree, None)
+        self.calls: list[ast.Call] = []
+        self.attributes: list[ast.Attribute] = []
+        self.names: list[ast.Name] = []
+        self._scope_of: dict[int, Scope] = {}  # id(Name or Attribute or Call) -> scope it is in
+        self._names_by_id: dict[str, list[ast.Name]] = {}
+        self._callee: dict[int, ast.Call] = {}
+        self._outer: dict[int, ast.expr] = {}  # id(call) -> `call.attr` or `call[...]` around it
+        self._lookup_cache: dict[tuple[int, str], Lookup] = {}
+        self.imports_torch = False
+        _ScopeBuilder(self).run(tree)
+
+    # -- questions rules ask ------------------------------------------------------------
+    def scope_of(self, node: ast.AST) -> Scope:
+        return self._scope_of.get(id(node), self.module_scope)
+
+    def call_of_callee(self, node: ast.AST) -> ast.Call | None:
+        """The call whose function expression is ``node``, if any."""
+        return self._callee.get(id(node))
+
+    def outer_access(self, call: ast.Call) -> ast.expr | None:
+        """The ``call.attr`` or ``call[index]`` expression that directly uses the call's result."""
+        return self._outer.get(id(call))
+
+    def lookup(self, name: str, scope: Scope) -> Lookup:
+        key = (id(scope), name)
+        found = self._lookup_cache.get(key)
+        if found is None:
+            found = self._lookup(name, scope)
+            self._lookup_cache[key] = found
+        return found
+
+    def lookup_name(self, node: ast.Name) -> Lookup:
+        return self.lookup(node.id, self.scope_of(node))
+
+    def qualified_name(self, expr: ast.AST) -> str | None:
+        """``torch.linalg.qr`` for ``th.linalg.qr`` after ``import torch as th``; None if unsure."""
+        if isinstance(expr, ast.Name):
+            found = self.lookup_name(expr)
+            if found.bindings:
+                return found.qualified_name_prefix
+            if found.star_module:
+                return f"{found.star_module}.{expr.id}"
+            return None
+        if isinstance(expr, ast.Attribute):
+            base = self.qualified_name(expr.value)
+            return f"{base}.{expr.attr}" if base else None
+        return None
+
+    def name_in_scope(self, name: str, scope: Scope) -> str | None:
+        """The qualified name a bare ``name`` has at ``scope`` (None: unbound or not an import)."""
+        found = self.lookup(name, scope)
+        if found.bindings:
+            return found.qualified_name_prefix
+        return None
+
+    def is_unbound(self, name: str, scope: Scope) -> bool:
+        found = self.lookup(name, scope)
+        return not found.bindings and not found.star_module and not found.ambiguous_star
+
+    def references(self, binding: Binding) -> list[ast.Name] | None:
+        """Every use of ``binding``; None when some use might also mean another binding."""
+        refs = []
+        for node in self._names_by_id.get(binding.name, ()):
+            found = self.lookup_name(node)
+            if binding in found.bindings:
+                if len(found.bindings) > 1:
+                    return None
+                refs.append(node)
+        return refs
+
+    def exported_names(self) -> set[str]:
+        """Strings in a module-level ``__all__``: removing their imports would break re-exports."""
+        names: set[str] = set()
+        for binding in self.module_scope.bindings.get("__all__", ()):
+            if binding.statement is not None:
+                for node in ast.walk(binding.statement):
+                    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                        names.add(node.value)
+        return names
+
+    def enclosing_class(self, scope: Scope) -> ast.ClassDef | None:
+        """The class a method's scope belongs to, if ``scope`` is a function directly in a class."""
+        parent = scope.parent
+        if scope.kind is ScopeKind.FUNCTION and parent and parent.kind is ScopeKind.CLASS:
+            assert isinstance(parent.node, ast.ClassDef)
+            return parent.node
+        return None
+
+    # -- internals -------------------------------------------------------------------------
+    def _lookup(self, name: str, scope: Scope) -> Lookup:
+        current: Scope | None = scope
+        innermost = True
+        while current is not None:
+            # Class bodies are invisible to the functions and comprehensions nested in them.
+            if current.kind is ScopeKind.CLASS and not innermost:
+                current = current.parent
+                continue
+            if name in current.global_names:
+                return self._lookup_module(name)
+            if name in current.bindings:
+                return Lookup(tuple(current.bindings[name]))
+            innermost = False
+            current = current.parent
+        return self._lookup_star(name)
+
+    def _lookup_module(self, name: str) -> Lookup:
+        if name in self.module_scope.bindings:
+            return Lookup(tuple(self.module_scope.bindings[name]))
+        return self._lookup_star(name)
+
+    def _lookup_star(self, name: str) -> Lookup:
+        modules = set(self.module_scope.star_imports)
+        if len(modules) == 1:
+            return Lookup(star_module=modules.pop())
+        if modules:
+            return Lookup(ambiguous_star=True)
+        return Lookup()
+
+    def iter_scopes(self) -> Iterator[Scope]:
+        seen: set[int] = set()
+        for scope in self._scope_of.values():
+            if id(scope) not in seen:
+                seen.add(id(scope))
+                yield scope
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+class _ScopeBuilder(ast.NodeVisitor):
+    """One walk over the tree: scopes, bindings, and the nodes rules are dispatched on."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.r = resolver
+        self.scope = resolver.module_scope
+
+    def run(self, tree: ast.Module) -> None:
+        for stmt in tree.body:
+            self.visit(stmt)
+
+    # -- helpers ---------------------------------------------------------------------------
+    def bind(self, name: str, kind: BindingKind, node: ast.AST, **extra: object) -> None:
+        scope = self.scope
+        if name in scope.global_names:
+            scope = self.r.module_scope
+        elif name in scope.nonlocal_names:
+            parent = scope.parent
+            while parent is not None and (parent.kind is ScopeKind.CLASS or name not in parent.bindings):
+                if parent.kind is ScopeKind.MODULE:
+                    break
+                parent = parent.parent
+            scope = parent or scope
+        elif scope.kind is ScopeKind.COMPREHENSION and kind is BindingKind.OTHER and extra.get("walrus"):
+            while scope.kind is ScopeKind.COMPREHENSION and scope.parent is not None:
+                scope = scope.parent
+        extra.pop("walrus", None)
+        binding = Binding(name, kind, scope, node, **extra)  # type: ignore[arg-type]
+        scope.bindings.setdefault(name, []).append(binding)
+
+    def push(self, kind: ScopeKind, node: ast.AST) -> Scope:
+        previous = self.scope
+        self.scope = Scope(kind, node, previous)
+        return previous
+
+    def visit_arguments_defaults(self, args: ast.arguments) -> None:
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            self.visit(default)
+
+    def bind_parameters(self, args: ast.arguments) -> None:
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+            self.bind(arg.arg, BindingKind.PARAMETER, arg, annotation=arg.annotation)
+        for arg in (args.vararg, args.kwarg):
+            if arg is not None:
+                self.bind(arg.arg, BindingKind.PARAMETER, arg)
+
+    def visit_annotations(self, args: ast.arguments) -> None:
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if arg is not None and arg.annotation is not None:
+                self.visit(arg.annotation)
+
+    # -- imports ---------------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name == "torch" or alias.name.startswith("torch."):
+                self.r.imports_torch = True
+            if alias.asname:
+                self.bind(alias.asname, BindingKind.IMPORT, alias, target=alias.name, statement=node)
+            else:
+                top = alias.name.split(".", 1)[0]
+                kind = BindingKind.IMPORT if top == alias.name else BindingKind.SUBMODULE_IMPORT
+                self.bind(top, kind, alias, target=top, statement=node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module if not node.level else None  # relative imports are the user's own code
+        if module and (module == "torch" or module.startswith("torch.")):
+            self.r.imports_torch = True
+        for alias in node.names:
+            if alias.name == "*":
+                if module:
+                    self.r.module_scope.star_imports.append(module)
+                continue
+            target = f"{module}.{alias.name}" if module else None
+            self.bind(alias.asname or alias.name, BindingKind.FROM_IMPORT, alias, target=target, statement=node)
+
+    # -- definitions -----------------------------------------------------------------------
+    def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        self.visit_arguments_defaults(node.args)
+        self.visit_annotations(node.args)
+        if node.returns is not None:
+            self.visit(node.returns)
+        self.bind(node.name, BindingKind.DEFINITION, node, statement=node)
+        previous = self.push(ScopeKind.FUNCTION, node)
+        self.bind_parameters(node.args)
+        self._predeclare(node.body)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scope = previous
+
+    visit_FunctionDef = _visit_function
+    visit_AsyncFunctionDef = _visit_function
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.visit_arguments_defaults(node.args)
+        previous = self.push(ScopeKind.LAMBDA, node)
+        self.bind_parameters(node.args)
+        self.visit(node.body)
+        self.scope = previous
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
+            self.visit(expr)
+        previous = self.push(ScopeKind.CLASS, node)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scope = previous
+        self.bind(node.name, BindingKind.DEFINITION, node, statement=node)
+
+    def _predeclare(self, body: list[ast.stmt]) -> None:
+        """Record global/nonlocal declarations before the body binds anything."""
+        stack = list(body)
+        while stack:
+            stmt = stack.pop()
+            if isinstance(stmt, ast.Global):
+                self.scope.global_names.update(stmt.names)
+            elif isinstance(stmt, ast.Nonlocal):
+                self.scope.nonlocal_names.update(stmt.names)
+            elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stack.extend(child for child in ast.iter_child_nodes(stmt) if isinstance(child, ast.stmt))
+
+    def _visit_comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
+        generators = node.generators
+        self.visit(generators[0].iter)  # evaluated in the enclosing scope
+        previous = self.push(ScopeKind.COMPREHENSION, node)
+        for index, generator in enumerate(generators):
+            if index:
+                self.visit(generator.iter)
+            self.visit(generator.target)
+            for condition in generator.ifs:
+                self.visit(condition)
+        if isinstance(node, ast.DictComp):
+            self.visit(node.key)
+            self.visit(node.value)
+        else:
+            self.visit(node.elt)
+        self.scope = previous
+
+    visit_ListComp = _visit_comprehension
+    visit_SetComp = _visit_comprehension
+    visit_DictComp = _visit_comprehension
+    visit_GeneratorExp = _visit_comprehension
+
+    # -- assignments -----------------------------------------------------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                self.bind(target.id, BindingKind.ASSIGNMENT, target, value=node.value, statement=node)
+            else:
+                self.visit(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+        self.visit(node.annotation)
+        if isinstance(node.target, ast.Name):
+            if node.value is not None or self.scope.kind is not ScopeKind.MODULE:
+                self.bind(
+                    node.target.id,
+                    BindingKind.ASSIGNMENT,
+                    node.target,
+                    value=node.value,
+                    annotation=node.annotation,
+                    statement=node,
+                )
+        else:
+            self.visit(node.target)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        if isinstance(node.target, ast.Name):
+            self._record_name(node.target)  # reads the name too
+            self.bind(node.target.id, BindingKind.AUGMENTED, node.target, statement=node)
+        else:
+            self.visit(node.target)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        self.bind(node.target.id, BindingKind.OTHER, node.target, value=node.value, walrus=True)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.type is not None:
+            self.visit(node.type)
+        if node.name:
+            self.bind(node.name, BindingKind.OTHER, node)
+        for stmt in node.body:
+            self.visit(stmt)
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        if node.pattern is not None:
+            self.visit(node.pattern)
+        if node.name:
+            self.bind(node.name, BindingKind.OTHER, node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        if node.name:
+            self.bind(node.name, BindingKind.OTHER, node)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        self.generic_visit(node)
+        if node.rest:
+            self.bind(node.rest, BindingKind.OTHER, node)
+
+    # -- leaves ----------------------------------------------------------------------------
+    def _record_name(self, node: ast.Name) -> None:
+        self._remember(node)
+        self.r.names.append(node)
+        self.r._names_by_id.setdefault(node.id, []).append(node)
+
+    def _remember(self, node: ast.AST) -> None:
+        self.r._scope_of[id(node)] = self.scope
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Store):
+            self.bind(node.id, BindingKind.OTHER, node)
+        else:
+            self._record_name(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self._remember(node)
+        if isinstance(node.ctx, ast.Load):
+            self.r.attributes.append(node)
+        if isinstance(node.value, ast.Call):
+            self.r._outer[id(node.value)] = node
+        self.visit(node.value)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.value, ast.Call):
+            self.r._outer[id(node.value)] = node
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self._remember(node)
+        self.r.calls.append(node)
+        self.r._callee[id(node.func)] = node
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.scope.global_names.update(node.names)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        self.scope.nonlocal_names.update(node.names)

@@ -1,0 +1,107 @@
+"""What a rule is: identity, the release it belongs to, docs, examples, and a ``check``.
+
+A rule is one module under ``torchup/rules`` that defines ``RULE``; the registry there lists the
+modules. The engine never names a rule.
+"""
+
+from __future__ import annotations
+
+import enum
+import textwrap
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+from torchup.diagnostics import Severity
+
+if TYPE_CHECKING:
+    from torchup.context import Context
+
+
+class FixAvailability(enum.Enum):
+    SAFE = "safe"  # every finding gets a safe fix
+    UNSAFE = "unsafe"  # fixes exist but may change behaviour
+    SOMETIMES = "safe/unsafe"  # safe or unsafe depending on the code, or no fix
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class Example:
+    """A snippet and what the rule does to it; run as a test and printed by ``torchup rule``.
+
+    ``fixed`` is the expected text after ``fix`` (``--unsafe-fixes`` when ``unsafe``); None means
+    the file is left as it is. Fixed examples are also executed: the original under torch 2.13, the
+    fixed code under 2.14, with inputs from the differential harness (``A``, ``B``, ``x``, ...).
+    """
+
+    title: str
+    source: str
+    findings: int = 1
+    fixed: str | None = None
+    unsafe: bool = False
+    executable: bool = True  # False for snippets that need a GPU or cannot run stand-alone
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source", textwrap.dedent(self.source).lstrip("\n"))
+        if self.fixed is not None:
+            object.__setattr__(self, "fixed", textwrap.dedent(self.fixed).lstrip("\n"))
+
+
+@dataclass(frozen=True)
+class RuleDocs:
+    what: str
+    why: str
+    fix: str
+    fix_safety: str
+    wheels_vs_notes: str = ""
+
+
+@dataclass
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]  # one line, for `torchup rules`
+    since: ClassVar[str | None] = "2.14"  # the torch release whose change the rule reports
+    enabled_by_default: ClassVar[bool] = True
+    severity: ClassVar[Severity] = Severity.ERROR
+    fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
+    # Words at least one of which appears in any file this rule can flag; the pre-filter skips
+    # files that have none (sound: every reference spells out the name it resolves to).
+    triggers: ClassVar[tuple[str, ...]] = ()
+    docs: ClassVar[RuleDocs]
+    examples: ClassVar[tuple[Example, ...]] = ()
+    engine_emitted: ClassVar[bool] = False  # findings made by the engine itself (TU0xx)
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def check(self, ctx: Context) -> None:
+        """Report findings through ``ctx.report``."""
+
+    def render_docs(self) -> str:
+        lines = [f"# {self.code} {self.name}", "", self.summary, ""]
+        if self.since:
+            lines += [f"Applies to: upgrading to torch {self.since} or later.", ""]
+        lines += [
+            f"Fix: {self.fix_availability.value}. On by default: {'yes' if self.enabled_by_default else 'no'}.",
+            "",
+        ]
+        sections = [
+            ("What it does", self.docs.what),
+            ("Why", self.docs.why),
+            ("Fix", self.docs.fix),
+            ("Fix safety", self.docs.fix_safety),
+            ("Where the wheels differ from the release notes", self.docs.wheels_vs_notes),
+        ]
+        for title, body in sections:
+            if body:
+                lines += [f"## {title}", textwrap.dedent(body).strip(), ""]
+        if self.examples:
+            lines.append("## Examples")
+            for example in self.examples:
+                lines += ["", f"### {example.title}", "```python", example.source.rstrip("\n"), "```"]
+                if example.fixed is not None:
+                    how = "torchup fix --unsafe-fixes" if example.unsafe else "torchup fix"
+                    lines += [f"After `{how}`:", "```python", example.fixed.rstrip("\n"), "```"]
+                elif example.findings == 0:
+                    lines.append("Not reported.")
+                else:
+                    lines.append("Reported; no automatic fix.")
+        return "\n".join(lines).rstrip("\n") + "\n"

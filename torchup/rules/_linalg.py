@@ -1,0 +1,157 @@
+"""Shared by the rules for removed linear-algebra functions and Tensor methods.
+
+A rule supplies a ``Rewrite``: how the old call's arguments map onto the replacement. The
+helpers here find the calls (through any import form), build the edits, and handle references
+that are not calls (``functools.partial(torch.cholesky, ...)``), which get no automatic fix.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from torchup.context import Context
+from torchup.diagnostics import Applicability, Edit, Fix
+from torchup.facts import FACTS, removed
+from torchup.inference import Evidence, tensor_evidence
+from torchup.patterns import BoundCall, Edits, bind_call
+
+# Maps a bound call to argument edits, or None when no exact rewrite exists.
+ArgumentRewrite = Callable[[Context, BoundCall], "ArgumentEdits | None"]
+
+
+@dataclass
+class ArgumentEdits:
+    edits: list[Edit]
+    removed: int = 0  # arguments deleted outright (to know whether any remain)
+
+
+@dataclass(frozen=True)
+class Signature:
+    positional: tuple[str, ...]
+    keyword_only: tuple[str, ...] = ()
+    star_kwargs_ok: bool = False  # `**kw` can only hold names the replacement takes too
+
+
+def removal_note(qualname: str) -> str:
+    facts = removed(qualname)
+    when = facts["removed_in"]
+    return "removed in torch 2.14" if when == "2.14" else "removed before torch 2.13 and still raises"
+
+
+def removed_error() -> str:
+    return str(FACTS["removed_error"])
+
+
+def report_reference(ctx: Context, node: ast.expr, qualname: str) -> None:
+    replacement = removed(qualname)["replacement"]
+    ctx.report(
+        node,
+        f"`{qualname}` is {removal_note(qualname)}; this reference will raise when called",
+        help=f"refer to `{replacement}` instead and check its arguments (`torchup rule {ctx.rule.code}`)"
+        if ctx.rule else None,
+    )
+
+
+def function_call_fix(
+    ctx: Context,
+    call: ast.Call,
+    replacement: str,
+    signature: Signature,
+    rewrite: ArgumentRewrite,
+    applicability: Applicability,
+) -> Fix | None:
+    """Replace the callee with ``replacement`` and rewrite the arguments; None if not exact."""
+    bound = bind_call(call, list(signature.positional), signature.keyword_only)
+    if bound is None or bound.has_star_args or (bound.has_star_kwargs and not signature.star_kwargs_ok):
+        return None
+    arguments = rewrite(ctx, bound)
+    reference = ctx.module_reference(replacement.rsplit(".", 1)[0], call)
+    if arguments is None or reference is None:
+        return None
+    module_text, imports = reference
+    callee = f"{module_text}.{replacement.rsplit('.', 1)[1]}"
+    edits = [Edits(ctx.source).replace(call.func, callee), *arguments.edits]
+    released = (id(call.func),) if isinstance(call.func, ast.Name) else ()
+    return Fix(f"use `{replacement}`", applicability, tuple(edits), imports, released)
+
+
+def method_call_fix(
+    ctx: Context,
+    call: ast.Call,
+    replacement: str,
+    signature: Signature,
+    rewrite: ArgumentRewrite,
+    applicability: Applicability,
+) -> Fix | None:
+    """``x.m(args)`` -> ``replacement(x, args')``; None if not exact."""
+    assert isinstance(call.func, ast.Attribute)
+    bound = bind_call(call, list(signature.positional), signature.keyword_only)
+    if bound is None or bound.has_star_args or (bound.has_star_kwargs and not signature.star_kwargs_ok):
+        return None
+    arguments = rewrite(ctx, bound)
+    reference = ctx.module_reference(replacement.rsplit(".", 1)[0], call)
+    _, call_end = ctx.source.node_range(call)
+    open_paren = Edits(ctx.source).open_paren_after(call.func, call_end)
+    if arguments is None or reference is None or open_paren is None:
+        return None
+    receiver = call.func.value
+    receiver_text = ctx.segment(receiver)
+    if isinstance(receiver, (ast.Yield, ast.YieldFrom, ast.Starred)):
+        receiver_text = f"({receiver_text})"
+    remaining = len(call.args) + len(call.keywords) - arguments.removed
+    separator = ""
+    if remaining:
+        separator = "," if ctx.source.text[open_paren:].lstrip(" \t").startswith(("\n", "\r")) else ", "
+    module_text, imports = reference
+    head_start, _ = ctx.source.node_range(call.func)
+    head = f"{module_text}.{replacement.rsplit('.', 1)[1]}({receiver_text}{separator}"
+    edits = [Edit(head_start, open_paren, head), *arguments.edits]
+    return Fix(f"use `{replacement}`", applicability, tuple(edits), imports)
+
+
+def method_receiver_evidence(ctx: Context, call: ast.Call) -> Evidence:
+    """How sure we are that ``recv`` in ``recv.method(...)`` is a tensor."""
+    assert isinstance(call.func, ast.Attribute)
+    receiver = call.func.value
+    if isinstance(receiver, ast.Name):
+        cls = _class_of_self(ctx, receiver)
+        if cls is not None:
+            bases = {ctx.qualified_name(base) for base in cls.bases}
+            return Evidence.TENSOR if "torch.Tensor" in bases else Evidence.NOT_TENSOR
+    return tensor_evidence(ctx, receiver)
+
+
+def _class_of_self(ctx: Context, name: ast.Name) -> ast.ClassDef | None:
+    """The class when ``name`` is the first parameter of a method (``self``, ``cls``)."""
+    found = ctx.resolver.lookup_name(name)
+    if len(found.bindings) != 1:
+        return None
+    binding = found.bindings[0]
+    cls = ctx.resolver.enclosing_class(binding.scope)
+    function = binding.scope.node
+    if cls is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    parameters = [*function.args.posonlyargs, *function.args.args]
+    is_static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+    return cls if parameters and parameters[0] is binding.node and not is_static else None
+
+
+def method_calls(ctx: Context, method: str) -> list[ast.Call]:
+    """Calls ``recv.method(...)`` where ``recv.method`` is not a module attribute (np.linalg.qr)."""
+    if not ctx.resolver.imports_torch:
+        return []  # reported only in files that use torch
+    found = []
+    for call in ctx.resolver.calls:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == method and ctx.qualified_name(func) is None:
+            found.append(call)
+    return found
+
+
+def keyword_or_positional_replace(ctx: Context, bound: BoundCall, name: str, content: str) -> Edit:
+    """Replace argument ``name`` (``some=False`` or a positional ``False``) with ``content``."""
+    argument = bound.arguments[name]
+    node: ast.AST = argument.keyword if argument.keyword is not None else argument.value
+    return Edits(ctx.source).replace(node, content)

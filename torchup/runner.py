@@ -1,0 +1,107 @@
+"""One run over many files: read, check or fix, and collect what to report. Never raises per file."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+
+from torchup.checker import IO_ERROR, Checker
+from torchup.diagnostics import Diagnostic
+from torchup.discovery import Discovery, Missing, Target
+from torchup.fixer import ChangedOnDisk, fix_source, write_atomic
+from torchup.source import DecodeError, SourceFile
+
+
+@dataclass
+class RunOptions:
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+
+
+@dataclass
+class RunResult:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    sources: dict[str, SourceFile] = field(default_factory=dict)
+    files_checked: int = 0  # read and considered (pre-filtered or parsed)
+    files_failed: int = 0  # could not be read at all
+    fixed: int = 0
+    files_fixed: int = 0
+    diffs: list[str] = field(default_factory=list)
+
+
+def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOptions) -> RunResult:
+    result = RunResult()
+    for target in discovery.targets(paths):
+        if isinstance(target, Missing):
+            result.files_failed += 1
+            result.diagnostics.append(
+                checker.engine_diagnostic(IO_ERROR, target.path, f"cannot read {target.path}: {target.reason}")
+            )
+            continue
+        _process(target, checker, options, result)
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def _process(target: Target, checker: Checker, options: RunOptions, result: RunResult) -> None:
+    path = target.path
+    try:
+        raw = _read(path)
+    except OSError as exc:
+        result.files_failed += 1
+        reason = exc.strerror or str(exc)
+        result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, f"cannot read {path}: {reason}"))
+        return
+    result.files_checked += 1
+    if not checker.could_match_bytes(raw):
+        return  # no trigger word: nothing this run can find
+    try:
+        source = SourceFile.from_bytes(path, raw)
+    except DecodeError as exc:
+        result.diagnostics.append(checker.decode_error(path, exc))
+        return
+    result.sources[path] = source
+    if not options.fix:
+        result.diagnostics.extend(checker.analyze(source).diagnostics)
+        return
+    outcome = fix_source(checker, source, unsafe=options.unsafe_fixes)
+    result.diagnostics.extend(outcome.remaining)
+    if outcome.text == source.text:
+        return
+    if options.diff:
+        result.fixed += len(outcome.fixed)
+        result.files_fixed += 1
+        result.diffs.append(unified_diff(path, source.text, outcome.text))
+        return
+    try:
+        write_atomic(path, source.encode(outcome.text), raw)
+    except ChangedOnDisk:
+        message = f"{path} changed on disk while torchup was fixing it; nothing was written, run again"
+        result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, message))
+        return
+    except OSError as exc:
+        message = f"cannot write the fixed {path}: {exc.strerror or exc}; the file was left as it was"
+        result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, message))
+        return
+    result.fixed += len(outcome.fixed)
+    result.files_fixed += 1
+    result.sources[path] = SourceFile(path, source.encode(outcome.text), outcome.text, source.encoding)
+
+
+def _read(path: str) -> bytes:
+    if os.path.isdir(path):
+        raise IsADirectoryError(21, "is a directory, not a source file", path)
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{path}",
+        tofile=f"b/{path}",
+    )
+    return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
