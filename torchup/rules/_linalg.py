@@ -155,3 +155,39 @@ def keyword_or_positional_replace(ctx: Context, bound: BoundCall, name: str, con
     argument = bound.arguments[name]
     node: ast.AST = argument.keyword if argument.keyword is not None else argument.value
     return Edits(ctx.source).replace(node, content)
+
+
+@dataclass(frozen=True)
+class TensorMethod:
+    """A removed Tensor method with an exact ``torch.linalg`` replacement (TU102, TU104)."""
+
+    method: str
+    replacement: str
+    function_signature: Signature  # for the unbound ``torch.Tensor.<method>(x, ...)``
+    method_signature: Signature
+    rewrite: ArgumentRewrite
+    manual_help: str
+
+    def check(self, ctx: Context) -> None:
+        unbound = f"torch.Tensor.{self.method}"
+        for node, qualname, call in ctx.references_to(frozenset({unbound})):
+            if call is None:
+                report_reference(ctx, node, qualname)
+                continue
+            fix = function_call_fix(
+                ctx, call, self.replacement, self.function_signature, self.rewrite, Applicability.SAFE
+            )
+            ctx.report(node, f"`{unbound}` is removed in torch 2.14", fix=fix, help=None if fix else self.manual_help)
+        for call in method_calls(ctx, self.method):
+            evidence = method_receiver_evidence(ctx, call)
+            if evidence is Evidence.NOT_TENSOR:
+                continue
+            applicability = Applicability.SAFE if evidence is Evidence.TENSOR else Applicability.UNSAFE
+            fix = method_call_fix(ctx, call, self.replacement, self.method_signature, self.rewrite, applicability)
+            kind = "" if evidence is Evidence.TENSOR else " (if the receiver is a tensor)"
+            ctx.report(
+                call.func,
+                f"`Tensor.{self.method}()` is removed in torch 2.14{kind}",
+                help=None if fix else f"{self.manual_help}; these arguments need a manual rewrite",
+                fix=fix,
+            )
