@@ -40,14 +40,14 @@ class Checker:
 
     def could_match(self, text: str) -> bool:
         """The pre-filter: no trigger word, no possible finding (a reference spells its name)."""
-        return not self.prefilter or any(word in text for word in self.triggers)
+        return not self.prefilter or not self.triggers or any(word in text for word in self.triggers)
 
     def could_match_bytes(self, raw: bytes) -> bool:
-        return not self.prefilter or any(word in raw for word in self._trigger_bytes)
+        return not self.prefilter or not self.triggers or any(word in raw for word in self._trigger_bytes)
 
     def analyze(self, source: SourceFile) -> Analysis:
         analysis = Analysis(source)
-        if not self.rules or not self.could_match(source.text):
+        if not (self.rules or self.engine_codes) or not self.could_match(source.text):
             return analysis
         try:
             tree = ast.parse(source.text, filename=source.path)

@@ -67,8 +67,8 @@ class Context:
         found = []
         for call in self.resolver.calls:
             func = call.func
-            tail = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if tail in last_parts:
+            # A bare name may be an alias (`from torch import qr as q`): always resolve those.
+            if isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and func.attr in last_parts):
                 qualname = self.qualified_name(func)
                 if qualname in qualnames:
                     found.append((call, qualname))
@@ -79,7 +79,7 @@ class Context:
         last_parts = {name.rsplit(".", 1)[-1] for name in qualnames}
         found: list[tuple[ast.expr, str, ast.Call | None]] = []
         candidates: list[ast.expr] = [a for a in self.resolver.attributes if a.attr in last_parts]
-        candidates += [n for n in self.resolver.names if n.id in last_parts]
+        candidates += self.resolver.names  # aliases hide the last part: resolve every bare name
         for node in candidates:
             qualname = self.qualified_name(node)
             if qualname in qualnames:

@@ -1,0 +1,42 @@
+"""Run the engine on a snippet, in-process, as the CLI would."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from torchup.checker import Checker
+from torchup.diagnostics import Diagnostic
+from torchup.fixer import fix_source
+from torchup.rules import all_rules
+from torchup.selection import select_rules
+from torchup.source import SourceFile
+
+
+def _checker(select: list[str] | None = None, prefilter: bool = True) -> Checker:
+    return Checker(select_rules(all_rules(), select), prefilter=prefilter)
+
+
+def check(code: str, select: list[str] | None = None, prefilter: bool = True) -> list[Diagnostic]:
+    source = SourceFile.from_bytes("snippet.py", textwrap.dedent(code).encode())
+    return _checker(select, prefilter).analyze(source).diagnostics
+
+
+def codes(code: str, select: list[str] | None = None) -> list[str]:
+    return [d.code for d in check(code, select)]
+
+
+def fix(code: str, unsafe: bool = False, select: list[str] | None = None) -> str:
+    """The fixed text; asserts it parses and that fixing again changes nothing."""
+    checker = _checker(select)
+    source = SourceFile.from_bytes("snippet.py", textwrap.dedent(code).encode())
+    first = fix_source(checker, source, unsafe=unsafe).text
+    try:
+        ast.parse(source.text)
+    except SyntaxError:
+        assert first == source.text, "a file that does not parse must be left alone"
+        return first
+    ast.parse(first)
+    again = fix_source(checker, SourceFile.from_bytes("snippet.py", first.encode()), unsafe=unsafe).text
+    assert again == first, "fixing twice changed the file"
+    return first

@@ -1,0 +1,69 @@
+"""Every rule's documented examples are tests: findings, fix output, idempotence, safety class."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import check, fix
+from torchup.diagnostics import Applicability
+from torchup.rule import Example, Rule
+from torchup.rules import all_rules
+
+CASES = [
+    pytest.param(rule, example, id=f"{rule.code}-{example.title}")
+    for rule in all_rules()
+    for example in rule.examples
+]
+
+
+@pytest.mark.parametrize(("rule", "example"), CASES)
+def test_example_findings(rule: Rule, example: Example) -> None:
+    found = [d for d in check(example.source, select=[rule.code]) if d.code == rule.code]
+    assert len(found) == example.findings, [d.message for d in found]
+
+
+@pytest.mark.parametrize(("rule", "example"), CASES)
+def test_example_fix(rule: Rule, example: Example) -> None:
+    fixed = fix(example.source, unsafe=example.unsafe, select=[rule.code])
+    expected = example.fixed if example.fixed is not None else example.source
+    assert fixed == expected
+
+
+@pytest.mark.parametrize(("rule", "example"), [c for c in CASES if c.values[1].unsafe and c.values[1].fixed])
+def test_unsafe_examples_need_the_flag(rule: Rule, example: Example) -> None:
+    assert fix(example.source, unsafe=False, select=[rule.code]) != example.fixed
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)
+def test_declared_fix_availability_matches_examples(rule: Rule) -> None:
+    applicabilities = set()
+    for example in rule.examples:
+        for diagnostic in check(example.source, select=[rule.code]):
+            if diagnostic.fix is not None:
+                applicabilities.add(diagnostic.fix.applicability)
+    declared = rule.fix_availability.value
+    if declared == "none":
+        assert not applicabilities
+    elif declared == "safe":
+        assert applicabilities == {Applicability.SAFE}
+    elif declared == "unsafe":
+        assert applicabilities == {Applicability.UNSAFE}
+    else:
+        assert applicabilities, "a rule that sometimes fixes should show a fix in its examples"
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)
+def test_docs_have_every_section(rule: Rule) -> None:
+    docs = rule.render_docs()
+    for section in ("## What it does", "## Why", "## Fix", "## Fix safety"):
+        assert section in docs
+    assert rule.code in docs and rule.name in docs
+    if rule.examples:
+        assert "## Examples" in docs
+
+
+def test_codes_are_unique_and_stable() -> None:
+    assert [r.code for r in all_rules()] == [
+        "TU000", "TU001", "TU101", "TU102", "TU103", "TU104", "TU105", "TU110", "TU120", "TU130",
+    ]
+    assert len({r.name for r in all_rules()}) == len(all_rules())
