@@ -39,6 +39,7 @@ class Example:
     fixed: str | None = None
     unsafe: bool = False
     executable: bool = True  # False for snippets that need a GPU or cannot run stand-alone
+    bit_exact: bool = True  # False: the docs say results differ in the last bits (compared with a tolerance)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", textwrap.dedent(self.source).lstrip("\n"))

@@ -87,6 +87,7 @@ class AccPolicyBalanced(Rule):
             loss = F.linear_cross_entropy(A, weight, target, options=options)
             """,
             unsafe=True,
+            bit_exact=False,
         ),
         Example(
             "positional, replace() and a dict",
