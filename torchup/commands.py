@@ -44,6 +44,8 @@ def run_check(args: argparse.Namespace, *, fix: bool) -> int:
         _summary(result, diagnostics, fix=fix, diff=args.diff, unsafe=args.unsafe_fixes)
     if result.files_checked == 0 and result.files_failed > 0:
         return EXIT_ERROR
+    if args.exit_zero:
+        return EXIT_CLEAN
     if args.diff:
         return EXIT_FINDINGS if result.diffs else EXIT_CLEAN
     return EXIT_FINDINGS if diagnostics else EXIT_CLEAN

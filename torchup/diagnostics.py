@@ -65,3 +65,24 @@ class Diagnostic:
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.code)
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    unique = sorted(set(edits), key=lambda e: (e.start, e.end))
+    parts: list[str] = []
+    position = 0
+    for edit in unique:
+        parts.append(text[position:edit.start])
+        parts.append(edit.content)
+        position = max(position, edit.end)
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+def preview(text: str, start: int, end: int, edits: tuple[Edit, ...] | list[Edit]) -> str | None:
+    """``text[start:end]`` after the edits that fall inside it; None if one crosses its edges."""
+    inside = [e for e in edits if start <= e.start and e.end <= end]
+    if any(e not in inside and e.start < end and start < e.end for e in edits):
+        return None
+    shifted = [Edit(e.start - start, e.end - start, e.content) for e in inside]
+    return apply_edits(text[start:end], shifted)

@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from torchup.checker import Analysis, Checker
-from torchup.diagnostics import Applicability, Diagnostic, Edit, ImportRequest
+from torchup.diagnostics import Applicability, Diagnostic, Edit, ImportRequest, apply_edits
 from torchup.importer import import_edits
 from torchup.source import SourceFile
 
@@ -85,18 +85,6 @@ def _overlaps(a: Edit, b: Edit) -> bool:
     if a.start == a.end and b.start == b.end:
         return a.start == b.start  # two insertions at one point: order would be a guess
     return a.start < b.end and b.start < a.end
-
-
-def apply_edits(text: str, edits: list[Edit]) -> str:
-    unique = sorted(set(edits), key=lambda e: (e.start, e.end))
-    parts: list[str] = []
-    position = 0
-    for edit in unique:
-        parts.append(text[position:edit.start])
-        parts.append(edit.content)
-        position = max(position, edit.end)
-    parts.append(text[position:])
-    return "".join(parts)
 
 
 class ChangedOnDisk(Exception):

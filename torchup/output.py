@@ -77,10 +77,14 @@ def render_full(diagnostic: Diagnostic, source: SourceFile | None, style: Style)
         )
         lines.append(f"{style.blue(number + ' |')} {text}")
         lines.append(f"{style.blue(gutter + ' |')} {' ' * (diagnostic.column - 1)}{style.red('^' * max(width, 1))}")
-    if diagnostic.help:
-        lines.append(f"  {style.cyan('help')}: {diagnostic.help} [{fix_label(diagnostic)}]")
+    label = fix_label(diagnostic)
+    if diagnostic.help and diagnostic.fix is not None:
+        lines.append(f"  {style.cyan('help')}: {diagnostic.help}")
+        lines.append(f"  {style.cyan('fix')}: {diagnostic.fix.message} [{label}]")
     elif diagnostic.fix is not None:
-        lines.append(f"  {style.cyan('help')}: {diagnostic.fix.message} [{fix_label(diagnostic)}]")
+        lines.append(f"  {style.cyan('help')}: {diagnostic.fix.message} [{label}]")
+    elif diagnostic.help:
+        lines.append(f"  {style.cyan('help')}: {diagnostic.help} [{label}]")
     for note in diagnostic.notes:
         lines.append(f"  {style.cyan('note')}: {note}")
     return "\n".join(lines)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from torchup.context import Context
-from torchup.diagnostics import Applicability, Edit, Fix
+from torchup.diagnostics import Applicability, Edit, Fix, preview
 from torchup.facts import FACTS, removed
 from torchup.inference import Evidence, tensor_evidence
 from torchup.patterns import BoundCall, Edits, bind_call
@@ -74,7 +74,7 @@ def function_call_fix(
     callee = f"{module_text}.{replacement.rsplit('.', 1)[1]}"
     edits = [Edits(ctx.source).replace(call.func, callee), *arguments.edits]
     released = (id(call.func),) if isinstance(call.func, ast.Name) else ()
-    return Fix(f"use `{replacement}`", applicability, tuple(edits), imports, released)
+    return Fix(fix_message(ctx, call, edits, replacement), applicability, tuple(edits), imports, released)
 
 
 def method_call_fix(
@@ -108,7 +108,16 @@ def method_call_fix(
     head_start, _ = ctx.source.node_range(call.func)
     head = f"{module_text}.{replacement.rsplit('.', 1)[1]}({receiver_text}{separator}"
     edits = [Edit(head_start, open_paren, head), *arguments.edits]
-    return Fix(f"use `{replacement}`", applicability, tuple(edits), imports)
+    return Fix(fix_message(ctx, call, edits, replacement), applicability, tuple(edits), imports)
+
+
+def fix_message(ctx: Context, call: ast.Call, edits: list[Edit], replacement: str) -> str:
+    """``replace with `torch.linalg.qr(A, mode="complete")``` when short, else the function's name."""
+    start, end = ctx.source.node_range(call)
+    text = preview(ctx.source.text, start, end, edits)
+    if text is None or "\n" in text or len(text) > 100:
+        return f"use `{replacement}`"
+    return f"replace with `{text}`"
 
 
 def method_receiver_evidence(ctx: Context, call: ast.Call) -> Evidence:

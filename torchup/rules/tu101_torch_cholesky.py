@@ -130,8 +130,7 @@ class TorchCholesky(Rule):
             ctx.report(
                 node,
                 "`torch.cholesky` is removed in torch 2.14 (it raises RuntimeError)",
-                help="use `torch.linalg.cholesky` with the same arguments (`upper` as a keyword)"
-                if fix else "use `torch.linalg.cholesky`; this call's arguments need a manual rewrite",
+                help=None if fix else "use `torch.linalg.cholesky`; this call's arguments need a manual rewrite",
                 fix=fix,
             )
 
