@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from differential.envs import ensure_env
 from helpers import fix
+
 from torchup.rules import all_rules
 
 PROBE = Path(__file__).parent / "differential" / "probe.py"
@@ -46,13 +46,13 @@ def close(before: Any, after: Any) -> bool:
         if before.keys() != after.keys():
             return False
         if "floats" in before:
-            pairs = zip(before["floats"], after["floats"])
+            pairs = zip(before["floats"], after["floats"], strict=False)
             return before["dtype"] == after["dtype"] and before["shape"] == after["shape"] and all(
                 math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6) for a, b in pairs
             ) and (before["floats"] or before["hex"] == after["hex"])
         return all(close(before[k], after[k]) for k in before)
     if isinstance(before, list) and isinstance(after, list):
-        return len(before) == len(after) and all(close(a, b) for a, b in zip(before, after))
+        return len(before) == len(after) and all(close(a, b) for a, b in zip(before, after, strict=True))
     return before == after
 
 pytestmark = pytest.mark.differential

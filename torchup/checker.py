@@ -77,7 +77,8 @@ class Checker:
         return self.engine_diagnostic(SYNTAX_ERROR, source.path, message, line, column)
 
     def decode_error(self, path: str, exc: DecodeError) -> Diagnostic:
-        return self.engine_diagnostic(SYNTAX_ERROR, path, f"cannot decode the file: {exc.message}", exc.line, exc.column)
+        message = f"cannot decode the file: {exc.message}"
+        return self.engine_diagnostic(SYNTAX_ERROR, path, message, exc.line, exc.column)
 
     def engine_diagnostic(self, code: str, path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
         return Diagnostic(

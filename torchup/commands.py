@@ -94,7 +94,13 @@ def list_rules() -> int:
     rows = [("CODE", "NAME", "FIX", "DEFAULT", "SUMMARY")]
     for rule in all_rules():
         rows.append(
-            (rule.code, rule.name, rule.fix_availability.value, "on" if rule.enabled_by_default else "off", rule.summary)
+            (
+                rule.code,
+                rule.name,
+                rule.fix_availability.value,
+                "on" if rule.enabled_by_default else "off",
+                rule.summary,
+            )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for row in rows:

@@ -7,6 +7,7 @@ overlap wait for a later pass, so ``fix`` run twice changes nothing the second t
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -107,8 +108,6 @@ def write_atomic(path: str, data: bytes, expected: bytes) -> None:
         os.chmod(temporary, mode & 0o7777)
         os.replace(temporary, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
-        except OSError:
-            pass
         raise

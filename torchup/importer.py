@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Iterable
 
 from torchup.diagnostics import Edit, ImportRequest
@@ -111,7 +112,7 @@ def removal_edits(source: SourceFile, tree: ast.Module, resolver: Resolver, rele
 
 def _overlapping(edits: list[Edit]) -> bool:
     ordered = sorted(edits)
-    return any(a.end > b.start for a, b in zip(ordered, ordered[1:]))
+    return any(a.end > b.start for a, b in itertools.pairwise(ordered))
 
 
 def _statement_parents(tree: ast.Module) -> dict[int, list[ast.stmt]]:
@@ -136,7 +137,7 @@ def remove_statement(source: SourceFile, statement: ast.stmt, block: list[ast.st
     while after_end < len(text) and text[after_end] in " \t":
         after_end += 1
     if before.strip() == "" and (after_end == len(text) or text[after_end] in "\r\n#"):
-        newline_at = min((i for i in (text.find("\n", end), len(text)) if i >= 0))
+        newline_at = min(i for i in (text.find("\n", end), len(text)) if i >= 0)
         return Edit(line_start, min(newline_at + 1, len(text)), "")
     if after_end < len(text) and text[after_end] == ";":
         after_end += 1

@@ -67,7 +67,7 @@ def literal_dict_keyword(call: ast.Call, name: str) -> tuple[ast.Dict, ast.expr,
     """``**{"name": value}`` in ``call``: (the dict, the key node, the value node)."""
     for keyword in call.keywords:
         if keyword.arg is None and isinstance(keyword.value, ast.Dict):
-            for key, value in zip(keyword.value.keys, keyword.value.values):
+            for key, value in zip(keyword.value.keys, keyword.value.values, strict=True):
                 if isinstance(key, ast.Constant) and key.value == name:
                     return keyword.value, key, value
     return None

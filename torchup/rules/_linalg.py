@@ -197,6 +197,6 @@ class TensorMethod:
             ctx.report(
                 call.func,
                 f"`Tensor.{self.method}()` is removed in torch 2.14{kind}",
-                help=None if fix else f"{self.manual_help}; these arguments need a manual rewrite",
+                help=None if fix else f"{self.manual_help} (no automatic fix for this call)",
                 fix=fix,
             )

@@ -190,7 +190,8 @@ class ProfilerUseCuda(Rule):
         for call, qualname in ctx.calls_to(frozenset({AUTOGRAD_PROFILE, *KINETO_PROFILE})):
             keyword = _keyword(call, "use_cuda")
             if keyword is not None:
-                fix = autograd_fix(ctx, call, keyword) if qualname == AUTOGRAD_PROFILE else kineto_fix(ctx, call, keyword)
+                build = autograd_fix if qualname == AUTOGRAD_PROFILE else kineto_fix
+                fix = build(ctx, call, keyword)
                 replacement = 'use_device="cuda"' if qualname == AUTOGRAD_PROFILE else \
                     "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]"
                 ctx.report(

@@ -8,6 +8,7 @@ from torchup.patterns import Edits, literal_dict_keyword
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 
 COMPILE = frozenset({"torch.compile"})
+MESSAGE = "`torch.compile` calls `shapes_spec` `dynamic_shapes` in torch 2.14 (TypeError)"
 ERROR = "TypeError: compile() got an unexpected keyword argument 'shapes_spec'"
 
 
@@ -83,8 +84,8 @@ class CompileShapesSpec(Rule):
         for call, _ in ctx.calls_to(COMPILE):
             keyword = next((k for k in call.keywords if k.arg == "shapes_spec"), None)
             if keyword is not None:
-                fix = Fix("rename to `dynamic_shapes`", Applicability.SAFE, (edits.rename_keyword(keyword, "dynamic_shapes"),))
-                ctx.report(keyword, "`torch.compile` calls `shapes_spec` `dynamic_shapes` in torch 2.14 (TypeError)", fix=fix)
+                rename = edits.rename_keyword(keyword, "dynamic_shapes")
+                ctx.report(keyword, MESSAGE, fix=Fix("rename to `dynamic_shapes`", Applicability.SAFE, (rename,)))
                 continue
             spread = literal_dict_keyword(call, "shapes_spec")
             if spread is not None:
@@ -92,7 +93,7 @@ class CompileShapesSpec(Rule):
                 text = ctx.segment(key)
                 fix = Fix("rename the key to `dynamic_shapes`", Applicability.SAFE,
                           (edits.replace(key, text.replace("shapes_spec", "dynamic_shapes")),))
-                ctx.report(key, "`torch.compile` calls `shapes_spec` `dynamic_shapes` in torch 2.14 (TypeError)", fix=fix)
+                ctx.report(key, MESSAGE, fix=fix)
 
 
 RULE = CompileShapesSpec()
