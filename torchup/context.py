@@ -101,7 +101,9 @@ class Context:
                 and self.resolver.name_in_scope(name, scope) == top
             ):
                 return name + suffix, ()
-        if self.resolver.is_unbound(top, scope):
+        found = self.resolver.lookup(top, scope)
+        # `from torch import *` does not bind the name `torch` itself.
+        if self.resolver.is_unbound(top, scope) or (not found.bindings and found.star_module == top):
             return top + suffix, (ImportRequest(top),)
         return None
 

@@ -1,0 +1,45 @@
+"""The sample project hits every rule, and the pre-filter never changes what is found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torchup.checker import Checker
+from torchup.discovery import Discovery
+from torchup.rules import all_rules
+from torchup.runner import RunOptions, run
+from torchup.selection import select_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "examples" / "legacy-project"
+
+
+def findings(paths: list[Path], prefilter: bool) -> list[tuple[str, int, int, str]]:
+    checker = Checker(select_rules(all_rules(), ["ALL"]), prefilter=prefilter)
+    result = run([str(p) for p in paths], checker, Discovery(), RunOptions())
+    return [(d.path, d.line, d.column, d.code) for d in result.diagnostics]
+
+
+def test_sample_project_hits_every_rule() -> None:
+    found = {code for _, _, _, code in findings([SAMPLE], prefilter=True)}
+    rule_codes = {rule.code for rule in all_rules() if not rule.engine_emitted}
+    assert rule_codes <= found, rule_codes - found
+
+
+@pytest.mark.parametrize("corpus", [SAMPLE, ROOT / "tests", ROOT / "torchup"], ids=["sample", "tests", "torchup"])
+def test_prefilter_gives_identical_findings(corpus: Path) -> None:
+    assert findings([corpus], prefilter=True) == findings([corpus], prefilter=False)
+
+
+def test_prefilter_is_sound_for_every_example() -> None:
+    """Any snippet with a finding mentions one of its rule's trigger words."""
+    for rule in all_rules():
+        for example in rule.examples:
+            if example.findings and not rule.engine_emitted:
+                assert any(word in example.source for word in rule.triggers), (rule.code, example.title)
+
+
+def test_project_checks_itself_clean() -> None:
+    assert findings([ROOT / "torchup", ROOT / "bench"], prefilter=True) == []
