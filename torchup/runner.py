@@ -40,7 +40,19 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
                 checker.engine_diagnostic(IO_ERROR, target.path, f"cannot read {target.path}: {target.reason}")
             )
             continue
-        _process(target, checker, options, result)
+        try:
+            _process(target, checker, options, result)
+        except (RecursionError, MemoryError) as exc:
+            message = f"{target.path} is too large or too deeply nested to check ({type(exc).__name__}); skipped"
+            result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, target.path, message))
+        except Exception as exc:  # a bug in a rule must not stop the other files
+            if os.environ.get("TORCHUP_DEBUG"):
+                raise
+            message = (
+                f"internal error while checking {target.path}: {type(exc).__name__}: {exc}; the file was left "
+                "unchanged. This is a bug in torchup: please report it (TORCHUP_DEBUG=1 shows the traceback)"
+            )
+            result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, target.path, message))
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from torchup.context import Context
-from torchup.diagnostics import Applicability, Edit, Fix, preview
+from torchup.diagnostics import Applicability, Edit, Fix, ImportRequest, preview
 from torchup.facts import FACTS, removed
 from torchup.inference import Evidence, tensor_evidence
 from torchup.patterns import BoundCall, Edits, bind_call
@@ -54,6 +54,20 @@ def report_reference(ctx: Context, node: ast.expr, qualname: str) -> None:
     )
 
 
+def _prepare(
+    ctx: Context, call: ast.Call, replacement: str, signature: Signature, rewrite: ArgumentRewrite
+) -> tuple[ArgumentEdits, tuple[str, tuple[ImportRequest, ...]]] | None:
+    """Bind the arguments, rewrite them, and find how to name the replacement's module here."""
+    bound = bind_call(call, list(signature.positional), signature.keyword_only)
+    if bound is None or bound.has_star_args or (bound.has_star_kwargs and not signature.star_kwargs_ok):
+        return None
+    arguments = rewrite(ctx, bound)
+    reference = ctx.module_reference(replacement.rsplit(".", 1)[0], call)
+    if arguments is None or reference is None:
+        return None
+    return arguments, reference
+
+
 def function_call_fix(
     ctx: Context,
     call: ast.Call,
@@ -63,14 +77,10 @@ def function_call_fix(
     applicability: Applicability,
 ) -> Fix | None:
     """Replace the callee with ``replacement`` and rewrite the arguments; None if not exact."""
-    bound = bind_call(call, list(signature.positional), signature.keyword_only)
-    if bound is None or bound.has_star_args or (bound.has_star_kwargs and not signature.star_kwargs_ok):
+    prepared = _prepare(ctx, call, replacement, signature, rewrite)
+    if prepared is None:
         return None
-    arguments = rewrite(ctx, bound)
-    reference = ctx.module_reference(replacement.rsplit(".", 1)[0], call)
-    if arguments is None or reference is None:
-        return None
-    module_text, imports = reference
+    arguments, (module_text, imports) = prepared
     callee = f"{module_text}.{replacement.rsplit('.', 1)[1]}"
     edits = [Edits(ctx.source).replace(call.func, callee), *arguments.edits]
     released = (id(call.func),) if isinstance(call.func, ast.Name) else ()
@@ -87,15 +97,12 @@ def method_call_fix(
 ) -> Fix | None:
     """``x.m(args)`` -> ``replacement(x, args')``; None if not exact."""
     assert isinstance(call.func, ast.Attribute)
-    bound = bind_call(call, list(signature.positional), signature.keyword_only)
-    if bound is None or bound.has_star_args or (bound.has_star_kwargs and not signature.star_kwargs_ok):
-        return None
-    arguments = rewrite(ctx, bound)
-    reference = ctx.module_reference(replacement.rsplit(".", 1)[0], call)
+    prepared = _prepare(ctx, call, replacement, signature, rewrite)
     _, call_end = ctx.source.node_range(call)
     open_paren = Edits(ctx.source).open_paren_after(call.func, call_end)
-    if arguments is None or reference is None or open_paren is None:
+    if prepared is None or open_paren is None:
         return None
+    arguments, (module_text, imports) = prepared
     receiver = call.func.value
     receiver_text = ctx.segment(receiver)
     if isinstance(receiver, (ast.Yield, ast.YieldFrom, ast.Starred)):
@@ -104,7 +111,6 @@ def method_call_fix(
     separator = ""
     if remaining:
         separator = "," if ctx.source.text[open_paren:].lstrip(" \t").startswith(("\n", "\r")) else ", "
-    module_text, imports = reference
     head_start, _ = ctx.source.node_range(call.func)
     head = f"{module_text}.{replacement.rsplit('.', 1)[1]}({receiver_text}{separator}"
     edits = [Edit(head_start, open_paren, head), *arguments.edits]
