@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -164,19 +165,53 @@ def corpus_stats(corpus: Path) -> CorpusStats:
 # --------------------------------------------------------------------------- running
 
 
+def gnu_time() -> str | None:
+    """GNU time, if present: it measures the peak RSS of exactly the command it runs."""
+    path = shutil.which("time") or ("/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None)
+    if path is None:
+        return None
+    probe = subprocess.run([path, "-f", "%M", "true"], capture_output=True, text=True, check=False)
+    return path if probe.returncode == 0 and probe.stderr.strip().isdigit() else None
+
+
+GNU_TIME = gnu_time()
+
+
 def run_once(command: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None) -> Sample:
-    """Run ``command`` once; wall time, CPU time and peak RSS of this one child (``os.wait4``)."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+    """Run ``command`` once: wall time, CPU time and peak RSS of this one child."""
+    with (
+        tempfile.TemporaryFile("w+") as out,
+        tempfile.TemporaryFile("w+") as err,
+        tempfile.NamedTemporaryFile("r", suffix=".rss") as rss,
+    ):
+        wrapped = [GNU_TIME, "-f", "%M", "-o", rss.name, *command] if GNU_TIME else list(command)
         start = time.perf_counter()
-        child = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        child = subprocess.Popen(wrapped, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
         _, status, usage = os.wait4(child.pid, 0)
         seconds = time.perf_counter() - start
         child.returncode = os.waitstatus_to_exitcode(status)  # reaped here; keep Popen from waiting again
         out.seek(0)
         err.seek(0)
-        # ru_maxrss is in KiB on Linux (bytes on macOS); for wait4 it covers this child and its own children.
-        rss_kib = usage.ru_maxrss // 1024 if sys.platform == "darwin" else usage.ru_maxrss
-        return Sample(seconds, usage.ru_utime + usage.ru_stime, rss_kib, child.returncode, out.read(), err.read())
+        return Sample(
+            seconds,
+            usage.ru_utime + usage.ru_stime,
+            peak_rss_kib(rss.read(), usage.ru_maxrss),
+            child.returncode,
+            out.read(),
+            err.read(),
+        )
+
+
+def peak_rss_kib(time_output: str, wait4_maxrss: int) -> int:
+    """GNU time's %M (its last line; it may first say "Command exited with non-zero status N").
+
+    Without GNU time, ``ru_maxrss`` from ``os.wait4``: on Linux it keeps the high-water mark of the forked
+    Python from before ``exec`` (about 15 MiB), so it overstates small commands such as grep.
+    """
+    lines = time_output.strip().splitlines()
+    if lines and lines[-1].strip().isdigit():
+        return int(lines[-1])
+    return wait4_maxrss // 1024 if sys.platform == "darwin" else wait4_maxrss  # bytes on macOS, KiB on Linux
 
 
 def torchup_command(corpus: Path, *extra: str, output_format: str = "concise", quiet: bool = True) -> list[str]:
@@ -194,18 +229,18 @@ def grep_command(corpus: Path) -> list[str]:
 
 
 def check_torchup(sample: Sample, command: Sequence[str], *, cwd: Path) -> None:
-    if sample.returncode in (0, EXIT_FINDINGS):
-        return
+    if sample.returncode == 0 or (sample.returncode == EXIT_FINDINGS and sample.stdout.strip()):
+        return  # exit 1 with nothing on stdout is not "findings": `python -m` fails that way too
     verbose = run_once([*command[:4], "--verbose", *command[4:]], cwd=cwd)
     raise BenchError(
-        f"torchup exited with {sample.returncode}: {' '.join(command)}\n{sample.stderr.rstrip()}\n"
+        f"torchup exited with {sample.returncode}: {shlex.join(command)}\n{sample.stderr.rstrip()}\n"
         f"--- rerun with --verbose (exit {verbose.returncode}) ---\n{verbose.stderr.rstrip()}"
     )
 
 
 def check_grep(sample: Sample, command: Sequence[str]) -> None:
     if sample.returncode not in (0, 1):
-        raise BenchError(f"grep exited with {sample.returncode}: {' '.join(command)}\n{sample.stderr.rstrip()}")
+        raise BenchError(f"grep exited with {sample.returncode}: {shlex.join(command)}\n{sample.stderr.rstrip()}")
 
 
 def time_series(series: Series, runs: int, *, cwd: Path, is_grep: bool = False, progress: bool = True) -> Series:
@@ -350,7 +385,7 @@ def findings_lines(findings: Findings | None, first: Sample) -> list[str]:
         return lines
     codes = ", ".join(f"{code} {count}" for code, count in findings.by_code.items()) or "none"
     lines.append(f"- findings (`--output-format json`): {findings.total}; by code: {codes}")
-    lines.append(f"- files torchup checked (summary line): {findings.files_checked}; summary: `{findings.summary}`")
+    lines.append(f"- files torchup checked: {findings.files_checked}; summary line: `` {findings.summary} ``")
     return lines
 
 
@@ -365,6 +400,18 @@ def stderr_lines(all_series: Sequence[Series], findings: Findings | None) -> lis
         lines.extend(text.splitlines()[:60])
     lines.append("```")
     return lines
+
+
+def rss_note() -> str:
+    how = (
+        f"GNU time's `%M` (`{GNU_TIME} -f %M`) around each command"
+        if GNU_TIME
+        else "`ru_maxrss` from `os.wait4` (includes the forked Python from before `exec`, about 15 MiB)"
+    )
+    return (
+        f"Peak RSS is {how}, the maximum over that command's runs; it is per process, unlike "
+        "`getrusage(RUSAGE_CHILDREN)`, whose `ru_maxrss` is the maximum over every child so far."
+    )
 
 
 def build_report(stats: CorpusStats, all_series: Sequence[Series], findings: Findings | None, cwd: Path) -> str:
@@ -391,10 +438,9 @@ def build_report(stats: CorpusStats, all_series: Sequence[Series], findings: Fin
         "",
         "Commands:",
         "",
-        *[f"- `{' '.join(series.command)}`" for series in all_series],
+        *[f"- `{shlex.join(series.command)}`" for series in all_series],
         "",
-        "Peak RSS is `ru_maxrss` from `os.wait4` for each child (the maximum over its runs), so it is exact per "
-        "process; `getrusage(RUSAGE_CHILDREN)` would give only the maximum over every child so far. "
+        f"{rss_note()} "
         "grep runs with `LC_ALL=C`. Wall times include interpreter start-up; the page cache is warm "
         "(the untimed findings runs read the corpus first).",
         "",

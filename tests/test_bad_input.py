@@ -159,7 +159,7 @@ def test_fix_leaves_bad_input_alone_and_fixes_the_rest(capsys, tmp_path, make):
 
 def test_only_a_missing_path_exits_2(capsys, tmp_path):
     path = tmp_path / "missing.py"
-    code, out, err = run(capsys, "check", str(path))
+    code, out, _ = run(capsys, "check", str(path))
     assert code == 2
     assert f"{path}:1:1: TU000 " in out
     assert "no such file" in out.lower()

@@ -142,23 +142,27 @@ class Discovery:
             if not exists:
                 yield Missing(given, "no such file or directory")
             elif is_dir:
-                yield from self._walk(path, self._parent_ignores(path))
+                in_repo, ignores = self._parent_ignores(path)
+                yield from self._walk(path, ignores, in_repo)
             else:
                 yield Target(given, explicit=True)
 
-    def _parent_ignores(self, start: Path) -> list[GitIgnore]:
-        """The .gitignore files from the repository root down to ``start``'s parent."""
+    def _parent_ignores(self, start: Path) -> tuple[bool, list[GitIgnore]]:
+        """Whether ``start`` is in a git repository, and the .gitignore files from its root down.
+
+        As in git (and ruff), .gitignore files count only inside a repository.
+        """
         if not self.respect_gitignore:
-            return []
+            return False, []
         chain: list[Path] = []
         current = start.resolve()
         for directory in [*reversed(current.parents)]:
             chain.append(directory)
         root_index = max((i for i, d in enumerate(chain) if (d / ".git").exists()), default=None)
         if root_index is None:
-            return []
+            return False, []
         ignores = [GitIgnore.load(d) for d in chain[root_index:]]
-        return [ignore for ignore in ignores if ignore is not None]
+        return True, [ignore for ignore in ignores if ignore is not None]
 
     def _ignored(self, path: Path, is_dir: bool, ignores: list[GitIgnore]) -> bool:
         verdict = False
@@ -169,11 +173,12 @@ class Discovery:
                 verdict = decision
         return verdict
 
-    def _walk(self, root: Path, inherited: list[GitIgnore]) -> Iterator[Target]:
-        stack: list[tuple[Path, list[GitIgnore]]] = [(root, inherited)]
+    def _walk(self, root: Path, inherited: list[GitIgnore], in_repo: bool) -> Iterator[Target | Missing]:
+        stack: list[tuple[Path, list[GitIgnore], bool]] = [(root, inherited, in_repo)]
         while stack:
-            directory, ignores = stack.pop()
-            if self.respect_gitignore:
+            directory, ignores, inside = stack.pop()
+            inside = inside or (self.respect_gitignore and (directory / ".git").exists())
+            if inside:
                 own = GitIgnore.load(directory.resolve())
                 if own is not None:
                     ignores = [*ignores, own]
@@ -184,16 +189,23 @@ class Discovery:
             subdirectories = []
             for entry in entries:
                 path = Path(entry.path)
+                if self.excluded(path):
+                    continue
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
                     is_file = entry.is_file()
-                except OSError:
+                except OSError as exc:  # a symlink loop, say
+                    if entry.name.endswith(self.suffixes):
+                        yield Missing(entry.path, exc.strerror or str(exc))
                     continue
-                if self.excluded(path) or self._ignored(path, is_dir, ignores):
+                if entry.is_symlink() and not (is_file or is_dir) and entry.name.endswith(self.suffixes):
+                    yield Missing(entry.path, "a broken or looping symbolic link")
+                    continue
+                if self._ignored(path, is_dir, ignores):
                     continue
                 if is_dir:
                     if not (path / "pyvenv.cfg").exists():  # a virtual environment
-                        subdirectories.append((path, ignores))
+                        subdirectories.append((path, ignores, inside))
                 elif is_file and entry.name.endswith(self.suffixes):
                     yield Target(entry.path, explicit=False)
             stack.extend(reversed(subdirectories))

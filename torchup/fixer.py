@@ -93,7 +93,11 @@ class ChangedOnDisk(Exception):
 
 
 def write_atomic(path: str, data: bytes, expected: bytes) -> None:
-    """Replace ``path`` with ``data`` in one rename, keeping its mode; refuse if it changed."""
+    """Replace ``path`` with ``data`` in one rename, keeping its mode; refuse if it changed.
+
+    A symlink is followed: its target is rewritten and the link stays a link.
+    """
+    path = os.path.realpath(path)
     with open(path, "rb") as handle:
         if handle.read() != expected:
             raise ChangedOnDisk(path)

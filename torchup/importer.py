@@ -37,29 +37,46 @@ def insertion_edit(source: SourceFile, tree: ast.Module, requests: Iterable[Impo
     lines += [f"from {module} import {', '.join(sorted(names))}" for module, names in sorted(from_names.items())]
     if not lines:
         return None
+    offset, inline = _insertion_point(source, tree)
+    if inline:  # the next statement shares the line: `import torch; <statement>`
+        return Edit(offset, offset, "".join(f"{line}; " for line in lines))
     newline = source.newline
-    offset = _insertion_offset(source, tree)
     text = "".join(line + newline for line in lines)
     if offset == len(source.text) and source.text and not source.text.endswith(("\n", "\r")):
         text = newline + text.rstrip("\r\n")
     return Edit(offset, offset, text)
 
 
-def _insertion_offset(source: SourceFile, tree: ast.Module) -> int:
-    """Just after the module's leading imports; else after its docstring; else after leading comments."""
+def _insertion_point(source: SourceFile, tree: ast.Module) -> tuple[int, bool]:
+    """Just after the module's leading imports, else its docstring, else its comment header.
+
+    Returns the offset and whether it lies inside a line (a statement follows on the same line).
+    """
     anchor: ast.stmt | None = None
+    following: ast.stmt | None = None
     for index, stmt in enumerate(tree.body):
-        is_docstring = index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
+        is_docstring = (
+            index == 0
+            and isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant)
             and isinstance(stmt.value.value, str)
+        )
         if isinstance(stmt, (ast.Import, ast.ImportFrom)) or is_docstring:
             anchor = stmt
         else:
+            following = stmt
             break
-    if anchor is not None:
-        end_line = anchor.end_lineno or anchor.lineno
-        starts = source.line_starts
-        return starts[end_line] if end_line < len(starts) else len(source.text)
-    # No imports and no docstring: after the shebang, coding cookie and comment header.
+    if anchor is None:
+        return _after_comment_header(source), False
+    end_line = anchor.end_lineno or anchor.lineno
+    if following is not None and following.lineno == end_line:
+        return source.node_range(following)[0], True
+    starts = source.line_starts
+    return (starts[end_line] if end_line < len(starts) else len(source.text)), False
+
+
+def _after_comment_header(source: SourceFile) -> int:
+    """After the shebang, coding cookie and comment lines that open the file."""
     starts = source.line_starts
     offset = 0
     for index, start in enumerate(starts):

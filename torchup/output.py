@@ -133,8 +133,9 @@ def write_report(
     diagnostics: list[Diagnostic],
     sources: Callable[[str], SourceFile | None],
     output_format: str,
-    stream: IO[str] = sys.stdout,
+    stream: IO[str] | None = None,
 ) -> None:
+    stream = stream or sys.stdout  # looked up per call: callers may redirect it
     if output_format == "json":
         json.dump([to_json(d, sources(d.path)) for d in diagnostics], stream, indent=2)
         stream.write("\n")

@@ -33,7 +33,12 @@ class RunResult:
 
 def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOptions) -> RunResult:
     result = RunResult()
+    seen: set[str] = set()
     for target in discovery.targets(paths):
+        key = os.path.realpath(target.path)
+        if key in seen:  # named twice, or inside a directory also named
+            continue
+        seen.add(key)
         if isinstance(target, Missing):
             result.files_failed += 1
             result.diagnostics.append(

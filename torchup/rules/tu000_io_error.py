@@ -12,7 +12,7 @@ class IoError(Rule):
     engine_emitted = True
     docs = RuleDocs(
         what="Reports a path that torchup was asked to check but could not read: a missing path, a "
-        "permission problem, a symlink loop, a directory named like a source file; and a fixed file "
+        "permission problem, a symlink loop; and a fixed file "
         "that could not be written back (read-only file, or a file that changed on disk meanwhile).",
         why="A file torchup could not read is a file nobody checked. The run goes on with the other "
         "files; the exit code is 1, or 2 when no file at all could be read.",
