@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from differential.envs import ensure_env
 from helpers import fix
-
 from torchup.rules import all_rules
 
 PROBE = Path(__file__).parent / "differential" / "probe.py"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from helpers import check, fix
 
+from helpers import check, fix
 from torchup.diagnostics import Applicability
 from torchup.rule import Example, Rule
 from torchup.rules import all_rules
