@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,3 +45,17 @@ def test_prefilter_is_sound_for_every_example() -> None:
 
 def test_project_checks_itself_clean() -> None:
     assert findings([ROOT / "torchup", ROOT / "bench"], prefilter=True) == []
+
+
+def test_check_and_fix_never_import_torch(tmp_path: Path) -> None:
+    """With `torch` made unimportable, check and fix --diff still run over the sample project."""
+    script = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from torchup.cli import main\n"
+        f"codes = [main(['check', '-q', {str(SAMPLE)!r}]), main(['fix', '--diff', '-q', {str(SAMPLE)!r}])]\n"
+        "assert 'torch' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
+        "print(codes)\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip().endswith("[1, 1]")
