@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from torchup.context import Context
 from torchup.diagnostics import Diagnostic, Severity
+from torchup.importer import import_edits
 from torchup.resolver import Resolver
 from torchup.rule import Rule
 from torchup.source import DecodeError, SourceFile
@@ -66,6 +67,11 @@ class Checker:
             rule.check(ctx)
         analysis.tree, analysis.resolver, analysis.parsed = tree, resolver, True
         analysis.diagnostics = suppress_noqa(source, ctx.diagnostics)
+        for diagnostic in analysis.diagnostics:
+            fix = diagnostic.fix
+            if fix is not None and (fix.imports or fix.released_names):
+                released = set(fix.released_names)
+                fix.import_edits = tuple(import_edits(source, tree, resolver, fix.imports, released))
         analysis.diagnostics.sort(key=Diagnostic.sort_key)
         return analysis
 

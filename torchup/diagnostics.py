@@ -43,6 +43,9 @@ class Fix:
     imports: tuple[ImportRequest, ...] = ()
     # Name nodes (by id()) this fix stops referring to: lets the fixer drop an import left unused.
     released_names: tuple[Any, ...] = ()
+    # The import edits this fix makes when applied alone (for JSON consumers; the fixer recomputes
+    # them for all fixes of a pass together).
+    import_edits: tuple[Edit, ...] = ()
 
 
 @dataclass

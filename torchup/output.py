@@ -94,7 +94,7 @@ def to_json(diagnostic: Diagnostic, source: SourceFile | None) -> dict[str, Any]
     fix: dict[str, Any] | None = None
     if diagnostic.fix is not None:
         edits = []
-        for edit in diagnostic.fix.edits:
+        for edit in sorted((*diagnostic.fix.edits, *diagnostic.fix.import_edits)):
             start = source.position(edit.start) if source else (0, 0)
             end = source.position(edit.end) if source else (0, 0)
             edits.append(
