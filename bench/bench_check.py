@@ -323,9 +323,18 @@ def git_revision(cwd: Path) -> str:
     return f"{head}{' + uncommitted changes in torchup/' if dirty else ''}" if head else "unknown"
 
 
-def machine_lines(cwd: Path) -> list[str]:
+def load_average() -> str:
+    try:
+        return " ".join(f"{value:.2f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def machine_lines(cwd: Path, load_before: str) -> list[str]:
     return [
         f"- CPU: {cpu_model()}, {os.cpu_count()} logical cores (torchup runs single-threaded)",
+        f"- load average (1/5/15 min) before: {load_before}; after: {load_average()} "
+        "(other work on the machine inflates wall and CPU times alike)",
         f"- RAM: {memory_total()}",
         f"- OS: {platform.system()} {platform.release()}",
         f"- Python: {platform.python_version()} ({sys.executable})",
@@ -414,7 +423,9 @@ def rss_note() -> str:
     )
 
 
-def build_report(stats: CorpusStats, all_series: Sequence[Series], findings: Findings | None, cwd: Path) -> str:
+def build_report(
+    stats: CorpusStats, all_series: Sequence[Series], findings: Findings | None, cwd: Path, load_before: str
+) -> str:
     by_label = {series.label: series for series in all_series}
     prefilter = by_label["torchup check"]
     full = by_label.get("torchup check --no-prefilter")
@@ -425,7 +436,7 @@ def build_report(stats: CorpusStats, all_series: Sequence[Series], findings: Fin
         "",
         "Machine:",
         "",
-        *machine_lines(cwd),
+        *machine_lines(cwd, load_before),
         "",
         f"Corpus: torch {stats.torch_version}, `{stats.path}`: {stats.files:,} .py/.pyi files "
         f"(excluding `__pycache__`), {stats.lines:,} lines, {stats.size / 1024 / 1024:.1f} MiB.",
@@ -494,6 +505,7 @@ def resolve_corpus(args: argparse.Namespace) -> Path:
 
 
 def benchmark(args: argparse.Namespace) -> str:
+    load_before = load_average()
     corpus = resolve_corpus(args)
     cwd = args.torchup_root.resolve()
     stats = corpus_stats(corpus)
@@ -505,7 +517,7 @@ def benchmark(args: argparse.Namespace) -> str:
         all_series.append(time_series(full, args.full_runs, cwd=cwd))
     if not args.no_grep and shutil.which("grep"):
         all_series.append(time_series(Series("grep -rlE", grep_command(corpus)), args.runs, cwd=cwd, is_grep=True))
-    return build_report(stats, all_series, findings, cwd)
+    return build_report(stats, all_series, findings, cwd, load_before)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -37,14 +37,17 @@ class Checker:
         self.names = {rule.code: rule.name for rule in rules}
         self.triggers = tuple(sorted({word for rule in self.rules for word in rule.triggers}))
         self.prefilter = prefilter
-        self._trigger_bytes = tuple(word.encode("ascii") for word in self.triggers)
+        # One scan of the bytes for any trigger as a whole word: `eig` must not match `weight`.
+        alternatives = "|".join(re.escape(word) for word in self.triggers)
+        self._trigger_text = re.compile(rf"\b(?:{alternatives})\b")
+        self._trigger_bytes = re.compile(rf"\b(?:{alternatives})\b".encode("ascii"))
 
     def could_match(self, text: str) -> bool:
         """The pre-filter: no trigger word, no possible finding (a reference spells its name)."""
-        return not self.prefilter or not self.triggers or any(word in text for word in self.triggers)
+        return not self.prefilter or not self.triggers or self._trigger_text.search(text) is not None
 
     def could_match_bytes(self, raw: bytes) -> bool:
-        return not self.prefilter or not self.triggers or any(word in raw for word in self._trigger_bytes)
+        return not self.prefilter or not self.triggers or self._trigger_bytes.search(raw) is not None
 
     def analyze(self, source: SourceFile) -> Analysis:
         analysis = Analysis(source)

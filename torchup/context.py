@@ -64,11 +64,13 @@ class Context:
     def calls_to(self, qualnames: frozenset[str]) -> list[tuple[ast.Call, str]]:
         """Calls whose callee resolves to one of ``qualnames``."""
         last_parts = {name.rsplit(".", 1)[-1] for name in qualnames}
+        names = last_parts | self.resolver.names_bound_to(qualnames)  # with aliases
         found = []
         for call in self.resolver.calls:
             func = call.func
-            # A bare name may be an alias (`from torch import qr as q`): always resolve those.
-            if isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and func.attr in last_parts):
+            if (isinstance(func, ast.Name) and func.id in names) or (
+                isinstance(func, ast.Attribute) and func.attr in last_parts
+            ):
                 qualname = self.qualified_name(func)
                 if qualname in qualnames:
                     found.append((call, qualname))
@@ -79,7 +81,8 @@ class Context:
         last_parts = {name.rsplit(".", 1)[-1] for name in qualnames}
         found: list[tuple[ast.expr, str, ast.Call | None]] = []
         candidates: list[ast.expr] = [a for a in self.resolver.attributes if a.attr in last_parts]
-        candidates += self.resolver.names  # aliases hide the last part: resolve every bare name
+        names = last_parts | self.resolver.names_bound_to(qualnames)  # with aliases
+        candidates += [n for n in self.resolver.names if n.id in names]
         for node in candidates:
             qualname = self.qualified_name(node)
             if qualname in qualnames:

@@ -95,6 +95,8 @@ class Resolver:
         self._outer: dict[int, ast.expr] = {}  # id(call) -> `call.attr` or `call[...]` around it
         self._lookup_cache: dict[tuple[int, str], Lookup] = {}
         self.imports_torch = False
+        self.scopes: list[Scope] = [self.module_scope]
+        self.import_bindings: list[Binding] = []
         _ScopeBuilder(self).run(tree)
 
     # -- questions rules ask ------------------------------------------------------------
@@ -156,6 +158,10 @@ class Resolver:
                 refs.append(node)
         return refs
 
+    def names_bound_to(self, targets: frozenset[str]) -> set[str]:
+        """Local names that imports bind to any of ``targets`` (``q`` in ``from torch import qr as q``)."""
+        return {b.name for b in self.import_bindings if b.target in targets}
+
     def exported_names(self) -> set[str]:
         """Strings in a module-level ``__all__``: removing their imports would break re-exports."""
         names: set[str] = set()
@@ -205,11 +211,7 @@ class Resolver:
         return Lookup()
 
     def iter_scopes(self) -> Iterator[Scope]:
-        seen: set[int] = set()
-        for scope in self._scope_of.values():
-            if id(scope) not in seen:
-                seen.add(id(scope))
-                yield scope
+        return iter(self.scopes)
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -244,10 +246,13 @@ class _ScopeBuilder(ast.NodeVisitor):
         extra.pop("walrus", None)
         binding = Binding(name, kind, scope, node, **extra)  # type: ignore[arg-type]
         scope.bindings.setdefault(name, []).append(binding)
+        if binding.is_import:
+            self.r.import_bindings.append(binding)
 
     def push(self, kind: ScopeKind, node: ast.AST) -> Scope:
         previous = self.scope
         self.scope = Scope(kind, node, previous)
+        self.r.scopes.append(self.scope)
         return previous
 
     def visit_arguments_defaults(self, args: ast.arguments) -> None:

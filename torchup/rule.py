@@ -65,8 +65,9 @@ class Rule:
     enabled_by_default: ClassVar[bool] = True
     severity: ClassVar[Severity] = Severity.ERROR
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
-    # Words at least one of which appears in any file this rule can flag; the pre-filter skips
-    # files that have none (sound: every reference spells out the name it resolves to).
+    # Whole words (identifiers) at least one of which appears in any file this rule can flag; the
+    # pre-filter skips files that have none. Sound: a reference, even through an alias or a star
+    # import, spells out the imported name somewhere in the file.
     triggers: ClassVar[tuple[str, ...]] = ()
     docs: ClassVar[RuleDocs]
     examples: ClassVar[tuple[Example, ...]] = ()

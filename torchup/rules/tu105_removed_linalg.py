@@ -108,7 +108,7 @@ class RemovedLinalg(Rule):
     summary = "Old linear-algebra functions (`symeig`, `eig`, `lstsq`, `solve`, `matrix_rank`, `potrf`, ...) raise."
     since = None
     fix_availability = FixAvailability.UNSAFE
-    triggers = ("symeig", "eig", "lstsq", "solve", "matrix_rank", "potr", "gesv", "trtrs", "btri")
+    triggers = tuple(sorted({name.rsplit(".", 1)[1] for name in FUNCTIONS} | set(METHODS)))
     docs = RuleDocs(
         what="""
         Finds `torch.symeig`, `torch.eig`, `torch.lstsq`, `torch.solve`, `torch.matrix_rank`, the
