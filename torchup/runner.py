@@ -13,6 +13,9 @@ from torchup.fixer import ChangedOnDisk, fix_source, write_atomic
 from torchup.source import DecodeError, SourceFile
 
 
+_READ_ADVICE = "check the path and its permissions"
+
+
 @dataclass
 class RunOptions:
     fix: bool = False
@@ -42,7 +45,7 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
         if isinstance(target, Missing):
             result.files_failed += 1
             result.diagnostics.append(
-                checker.engine_diagnostic(IO_ERROR, target.path, f"cannot read {target.path}: {target.reason}")
+                checker.engine_diagnostic(IO_ERROR, target.path, f"cannot read {target.path}: {target.reason}; {_READ_ADVICE}")
             )
             continue
         try:
@@ -69,7 +72,7 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
     except OSError as exc:
         result.files_failed += 1
         reason = exc.strerror or str(exc)
-        result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, f"cannot read {path}: {reason}"))
+        result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, f"cannot read {path}: {reason}; {_READ_ADVICE}"))
         return
     result.files_checked += 1
     if not checker.could_match_bytes(raw):
