@@ -38,8 +38,14 @@ DEFAULT_TORCH_PYTHONS = (
     "/root/.cache/torchup/envs/torch-2.14.1/bin/python",
     "/root/.cache/torchup/envs/torch-2.13.0/bin/python",
 )
-# The words torchup's rules pre-filter on, as one extended regular expression for grep.
-TRIGGER_PATTERN = "cholesky|qr|symeig|eig|lstsq|solve|matrix_rank|potr|gesv|trtrs|btri|use_cuda|balanced|shapes_spec"
+# The words torchup's rules pre-filter on, as one extended regular expression for grep; used when the
+# words cannot be read from torchup's rules themselves (see ``trigger_pattern``).
+FALLBACK_TRIGGERS = "cholesky|qr|symeig|eig|lstsq|solve|matrix_rank|potr|gesv|trtrs|btri|use_cuda|balanced|shapes_spec"
+READ_TRIGGERS = (
+    "from torchup.rules import all_rules\n"
+    "words = {w for rule in all_rules() if not rule.engine_emitted for w in rule.triggers}\n"
+    "print('|'.join(sorted(words)))\n"
+)
 SOURCE_SUFFIXES = (".py", ".pyi")
 SKIPPED_DIRS = ("__pycache__",)
 EXIT_FINDINGS, EXIT_ERROR = 1, 2
@@ -177,6 +183,12 @@ def gnu_time() -> str | None:
 GNU_TIME = gnu_time()
 
 
+def torchup_env(root: Path) -> dict[str, str]:
+    """The environment for torchup runs: ``root`` first on the path, ahead of any installed torchup."""
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{path}" if path else str(root)}
+
+
 def run_once(command: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None) -> Sample:
     """Run ``command`` once: wall time, CPU time and peak RSS of this one child."""
     with (
@@ -186,6 +198,7 @@ def run_once(command: Sequence[str], *, cwd: Path, env: dict[str, str] | None = 
     ):
         wrapped = [GNU_TIME, "-f", "%M", "-o", rss.name, *command] if GNU_TIME else list(command)
         start = time.perf_counter()
+        env = env if env is not None else torchup_env(cwd)
         child = subprocess.Popen(wrapped, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
         _, status, usage = os.wait4(child.pid, 0)
         seconds = time.perf_counter() - start
@@ -221,11 +234,21 @@ def torchup_command(corpus: Path, *extra: str, output_format: str = "concise", q
     return [*command, "--no-respect-gitignore", *extra, str(corpus)]
 
 
-def grep_command(corpus: Path) -> list[str]:
-    """grep over the same files torchup reads (.py/.pyi, no __pycache__), not torch's shared libraries."""
+def trigger_pattern(cwd: Path) -> tuple[str, str]:
+    """The rules' trigger words as ``a|b|c``, and where they came from."""
+    command = [sys.executable, "-c", READ_TRIGGERS]
+    done = subprocess.run(command, cwd=cwd, env=torchup_env(cwd), capture_output=True, text=True, check=False)
+    words = done.stdout.strip()
+    if done.returncode == 0 and re.fullmatch(r"\w+(\|\w+)*", words):
+        return words, "read from torchup's rules"
+    return FALLBACK_TRIGGERS, "built-in list (could not read torchup's rules)"
+
+
+def grep_command(corpus: Path, pattern: str) -> list[str]:
+    """Grep for whole trigger words, as the pre-filter does, in the files torchup reads (not torch's .so files)."""
     includes = [f"--include=*{suffix}" for suffix in SOURCE_SUFFIXES]
     excludes = [f"--exclude-dir={name}" for name in SKIPPED_DIRS]
-    return ["grep", "-rlE", TRIGGER_PATTERN, *includes, *excludes, str(corpus)]
+    return ["grep", "-rlwE", pattern, *includes, *excludes, str(corpus)]
 
 
 def check_torchup(sample: Sample, command: Sequence[str], *, cwd: Path) -> None:
@@ -304,10 +327,21 @@ def memory_total() -> str:
 
 
 def torchup_version(cwd: Path) -> str:
+    """``torchup X.Y.Z`` and the directory it is imported from."""
+    env = torchup_env(cwd)
     done = subprocess.run(
-        [sys.executable, "-m", "torchup", "--version"], cwd=cwd, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "torchup", "--version"], cwd=cwd, env=env, capture_output=True, text=True, check=False
     )
-    return done.stdout.strip() or f"unknown (exit {done.returncode}: {done.stderr.strip()})"
+    version = done.stdout.strip() or f"unknown (exit {done.returncode}: {done.stderr.strip()})"
+    where = subprocess.run(
+        [sys.executable, "-c", "import os, torchup; print(os.path.dirname(torchup.__file__))"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    return f"{version} from {where or '?'}"
 
 
 def git_revision(cwd: Path) -> str:
@@ -383,7 +417,7 @@ def ratio_lines(prefilter: Series, full: Series | None, grep: Series | None) -> 
         if full is not None:
             lines.append(f"- torchup --no-prefilter / grep (median): {full.median / grep.median:.1f}x")
         matched = len(grep.samples[0].stdout.splitlines())
-        lines.append(f"- files grep matches (would pass a pre-filter on these words): {matched}")
+        lines.append(f"- files grep matches (those the pre-filter lets through to a full parse): {matched}")
     return lines
 
 
@@ -395,6 +429,21 @@ def findings_lines(findings: Findings | None, first: Sample) -> list[str]:
     codes = ", ".join(f"{code} {count}" for code, count in findings.by_code.items()) or "none"
     lines.append(f"- findings (`--output-format json`): {findings.total}; by code: {codes}")
     lines.append(f"- files torchup checked: {findings.files_checked}; summary line: `` {findings.summary} ``")
+    return lines
+
+
+def prefilter_difference(prefilter: Series, full: Series | None) -> list[str]:
+    """Findings that only one of the two timed commands printed (the pre-filter should hide none but TU001)."""
+    if full is None:
+        return []
+    with_filter = set(prefilter.samples[0].stdout.splitlines())
+    without = set(full.samples[0].stdout.splitlines())
+    lines = [f"- findings with --no-prefilter: {len(without)} (with the pre-filter: {len(with_filter)})"]
+    only = [f"only with --no-prefilter: {line}" for line in sorted(without - with_filter)]
+    only += [f"only with the pre-filter: {line}" for line in sorted(with_filter - without)]
+    if only:
+        lines.extend(["", "```", *only[:20], *([f"... and {len(only) - 20} more"] if len(only) > 20 else []), "```"])
+        lines.append("")
     return lines
 
 
@@ -429,7 +478,7 @@ def build_report(
     by_label = {series.label: series for series in all_series}
     prefilter = by_label["torchup check"]
     full = by_label.get("torchup check --no-prefilter")
-    grep = by_label.get("grep -rlE")
+    grep = by_label.get("grep -rlwE")
     stamp = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     parts = [
         f"## {stamp}",
@@ -445,6 +494,7 @@ def build_report(
         "",
         *ratio_lines(prefilter, full, grep),
         *findings_lines(findings, prefilter.samples[0]),
+        *prefilter_difference(prefilter, full),
         *stderr_lines([s for s in all_series if s is not grep], findings),
         "",
         "Commands:",
@@ -516,7 +566,10 @@ def benchmark(args: argparse.Namespace) -> str:
         full = Series("torchup check --no-prefilter", torchup_command(corpus, "--no-prefilter"))
         all_series.append(time_series(full, args.full_runs, cwd=cwd))
     if not args.no_grep and shutil.which("grep"):
-        all_series.append(time_series(Series("grep -rlE", grep_command(corpus)), args.runs, cwd=cwd, is_grep=True))
+        pattern, origin = trigger_pattern(cwd)
+        print(f"grep trigger words ({origin}): {pattern}", file=sys.stderr)
+        grep = Series("grep -rlwE", grep_command(corpus, pattern))
+        all_series.append(time_series(grep, args.runs, cwd=cwd, is_grep=True))
     return build_report(stats, all_series, findings, cwd, load_before)
 
 

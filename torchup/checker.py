@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from dataclasses import dataclass, field
 
 from torchup.context import Context
@@ -82,7 +83,11 @@ class Checker:
         line = exc.lineno or 1
         # SyntaxError offsets are 1-based character columns of the line.
         column = max(exc.offset or 1, 1)
-        message = f"invalid syntax: {exc.msg}; the file cannot be checked until it parses with Python 3"
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        message = (
+            f"invalid syntax: {exc.msg}; torchup parses with the Python running it ({version}): "
+            "fix the file, or run torchup on the Python version the code is written for"
+        )
         return self.engine_diagnostic(SYNTAX_ERROR, source.path, message, line, column)
 
     def decode_error(self, path: str, exc: DecodeError) -> Diagnostic:
