@@ -12,7 +12,6 @@ from torchup.discovery import Discovery, Missing, Target
 from torchup.fixer import ChangedOnDisk, fix_source, write_atomic
 from torchup.source import DecodeError, SourceFile
 
-
 _READ_ADVICE = "check the path and its permissions"
 
 
@@ -44,9 +43,8 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
         seen.add(key)
         if isinstance(target, Missing):
             result.files_failed += 1
-            result.diagnostics.append(
-                checker.engine_diagnostic(IO_ERROR, target.path, f"cannot read {target.path}: {target.reason}; {_READ_ADVICE}")
-            )
+            message = f"cannot read {target.path}: {target.reason}; {_READ_ADVICE}"
+            result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, target.path, message))
             continue
         try:
             _process(target, checker, options, result)
@@ -72,7 +70,8 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
     except OSError as exc:
         result.files_failed += 1
         reason = exc.strerror or str(exc)
-        result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, f"cannot read {path}: {reason}; {_READ_ADVICE}"))
+        message = f"cannot read {path}: {reason}; {_READ_ADVICE}"
+        result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, message))
         return
     result.files_checked += 1
     if not checker.could_match_bytes(raw):
