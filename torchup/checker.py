@@ -107,9 +107,6 @@ class Checker:
             severity=Severity.ERROR,
         )
 
-    def wants(self, code: str) -> bool:
-        return code in self.engine_codes
-
 
 def suppress_noqa(source: SourceFile, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """Drop findings whose first line carries ``# noqa`` or ``# noqa: CODE[, CODE]``."""

@@ -63,7 +63,6 @@ class Diagnostic:
     fix: Fix | None = None
     start: int = 0  # text offsets, for fixing and noqa
     end: int = 0
-    cell: int | None = None
     notes: list[str] = field(default_factory=list)
 
     def sort_key(self) -> tuple[str, int, int, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from torchup.diagnostics import Severity
@@ -72,7 +72,6 @@ class Rule:
     docs: ClassVar[RuleDocs]
     examples: ClassVar[tuple[Example, ...]] = ()
     engine_emitted: ClassVar[bool] = False  # findings made by the engine itself (TU0xx)
-    extra: dict[str, object] = field(default_factory=dict)
 
     def check(self, ctx: Context) -> None:
         """Report findings through ``ctx.report``."""
