@@ -32,7 +32,8 @@ class Analysis:
 
 
 class Checker:
-    def __init__(self, rules: list[Rule], *, prefilter: bool = True) -> None:
+    def __init__(self, rules: list[Rule], *, prefilter: bool = True, target_python: str | None = None) -> None:
+        self.target_python = target_python
         self.engine_codes = {rule.code for rule in rules if rule.engine_emitted}
         self.rules = [rule for rule in rules if not rule.engine_emitted]
         self.names = {rule.code: rule.name for rule in rules}
@@ -65,7 +66,7 @@ class Checker:
             analysis.diagnostics.append(self.engine_diagnostic(SYNTAX_ERROR, source.path, message, 1, 1))
             return analysis
         resolver = Resolver(tree)
-        ctx = Context(source, tree, resolver)
+        ctx = Context(source, tree, resolver, target_python_option=self.target_python)
         for rule in self.rules:
             ctx.rule = rule
             rule.check(ctx)

@@ -35,6 +35,12 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     parser.add_argument("--output-format", choices=("full", "concise", "json"), default="full")
     parser.add_argument("--no-prefilter", action="store_true", help="parse every file, even those that cannot match")
+    parser.add_argument(
+        "--target-python",
+        metavar="X.Y",
+        help="the Python the code will run on (default: requires-python of the nearest pyproject.toml, "
+        "else the running interpreter)",
+    )
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     parser.add_argument("--verbose", action="store_true", help="show tracebacks of internal errors")

@@ -8,6 +8,7 @@ import sys
 from torchup.checker import Checker
 from torchup.discovery import DEFAULT_EXCLUDE, Discovery
 from torchup.output import Style, use_colour, write_report
+from torchup.python_target import parse_version
 from torchup.rules import all_rules, rule_by_code
 from torchup.runner import RunOptions, RunResult, run
 from torchup.selection import SelectionError, select_rules, split_codes
@@ -26,7 +27,13 @@ def run_check(args: argparse.Namespace, *, fix: bool) -> int:
     except SelectionError as exc:
         sys.stderr.write(f"torchup: error: {exc}\n")
         return EXIT_ERROR
-    checker = Checker(rules, prefilter=not args.no_prefilter)
+    if args.target_python is not None:
+        try:
+            parse_version(args.target_python)
+        except ValueError as exc:
+            sys.stderr.write(f"torchup: error: --target-python: {exc}\n")
+            return EXIT_ERROR
+    checker = Checker(rules, prefilter=not args.no_prefilter, target_python=args.target_python)
     discovery = Discovery(
         exclude=tuple(split_codes(args.exclude)) if args.exclude else DEFAULT_EXCLUDE,
         extend_exclude=tuple(split_codes(args.extend_exclude)),

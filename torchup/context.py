@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from torchup.diagnostics import Diagnostic, Fix, ImportRequest, Severity
+from torchup.python_target import PythonTarget, resolve_target
 from torchup.resolver import BindingKind, Resolver, Scope
 from torchup.source import SourceFile
 
@@ -21,6 +23,12 @@ class Context:
     resolver: Resolver
     rule: Rule | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    target_python_option: str | None = None  # --target-python, as given
+
+    @cached_property
+    def python_target(self) -> PythonTarget:
+        """The Python versions this file's code targets (flag, requires-python, or running)."""
+        return resolve_target(self.target_python_option, self.source.path)
 
     # -- reporting ---------------------------------------------------------------------------
     def report(

@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import torch
 
+# Fixed code may import torchup's run-time helpers (torchup.compat): make the checkout importable.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 warnings.simplefilter("ignore")
 
 

@@ -1,0 +1,50 @@
+"""Which Python versions code targets: --target-python, requires-python, or the interpreter."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchup.python_target import parse_version, resolve_target, versions_admitted
+
+
+@pytest.mark.parametrize(
+    ("spec", "includes_3_15"),
+    [
+        (">=3.10", True),
+        (">=3.10,<3.15", False),
+        ("~=3.11", True),
+        ("==3.12.*", False),
+        (">=3.11,!=3.15.*", True),  # 3.16 and later
+        ("<3.15.1", True),
+        (">3.14", True),
+        ("<=3.14", False),
+        ("~=3.14.2", False),
+    ],
+)
+def test_requires_python_specifiers(spec: str, includes_3_15: bool, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "x"\nrequires-python = "{spec}"\n')
+    (tmp_path / "pkg").mkdir()
+    target = resolve_target(None, str(tmp_path / "pkg" / "mod.py"))
+    assert target.includes_at_least((3, 15)) is includes_3_15
+    assert "requires-python" in target.source
+    assert versions_admitted(spec)
+
+
+def test_explicit_flag_wins(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nrequires-python = ">=3.15"\n')
+    target = resolve_target("3.12", str(tmp_path / "mod.py"))
+    assert not target.includes_at_least((3, 15)) and target.source == "--target-python"
+
+
+def test_falls_back_to_the_running_interpreter(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "no-requires-python"\n')
+    target = resolve_target(None, str(tmp_path / "mod.py"))
+    assert target.versions == {sys.version_info[:2]}
+
+
+def test_bad_version_is_rejected() -> None:
+    with pytest.raises(ValueError):
+        parse_version("3")

@@ -1,0 +1,117 @@
+"""Which Python versions the checked code targets: ``--target-python``, else the nearest
+``pyproject.toml``'s ``requires-python``, else the interpreter running torchup."""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+Version = tuple[int, int]
+# Minor versions we reason about; a spec admitting any of them "includes" it.
+_KNOWN_MINORS = tuple((3, minor) for minor in range(8, 30))
+_CLAUSE = re.compile(r"^\s*(===|==|!=|~=|>=|<=|>|<)\s*([0-9]+(?:\.[0-9*]+)*)\s*$")
+
+
+@dataclass(frozen=True)
+class PythonTarget:
+    versions: frozenset[Version]  # the minor versions the code may run on
+    source: str  # where that came from, for messages
+
+    def includes_at_least(self, version: Version) -> bool:
+        return any(v >= version for v in self.versions)
+
+    def describe(self) -> str:
+        ordered = sorted(self.versions)
+        if not ordered:
+            return f"no Python version ({self.source})"
+        low, high = ordered[0], ordered[-1]
+        span = f"{low[0]}.{low[1]}" if low == high else f"{low[0]}.{low[1]}–{high[0]}.{high[1]}"
+        return f"Python {span} ({self.source})"
+
+
+def parse_version(text: str) -> Version:
+    """``"3.15"`` -> (3, 15); ValueError on anything else."""
+    match = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", text)
+    if match is None:
+        raise ValueError(f"expected a Python version like 3.15, got {text!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.replace(".*", "").split(".") if part != "*")
+
+
+def _admits(clause: str, version: Version) -> bool:
+    """Does one PEP 440 clause admit some release of the minor version ``version``?"""
+    match = _CLAUSE.match(clause)
+    if match is None:
+        raise ValueError(f"cannot read the version clause {clause!r}")
+    operator, text = match.groups()
+    wanted = _release(text)
+    head = wanted[:2] if len(wanted) >= 2 else (*wanted, 0)
+    if operator in ("==", "==="):
+        return version == head if len(wanted) >= 2 else version[0] == wanted[0]
+    if operator == "!=":  # only `!=X.Y.*` rules out a whole minor version
+        return not (text.endswith(".*") and len(wanted) >= 2 and version == head)
+    if operator in (">=", ">"):  # `>3.14` still admits 3.14.1
+        return version >= head
+    if operator == "<=":
+        return version <= head
+    if operator == "<":
+        return version < head or (len(wanted) > 2 and version == head and any(wanted[2:]))
+    # ~=X.Y admits X.Y and later X.*; ~=X.Y.Z admits X.Y.*
+    if len(wanted) >= 3:
+        return version == head
+    return version[0] == head[0] and version >= head
+
+
+def versions_admitted(spec: str) -> frozenset[Version]:
+    clauses = [c for c in spec.split(",") if c.strip()]
+    return frozenset(v for v in _KNOWN_MINORS if all(_admits(c, v) for c in clauses))
+
+
+@lru_cache(maxsize=256)
+def _requires_python_near(directory: Path) -> tuple[str, Path] | None:
+    for candidate in (directory, *directory.parents):
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file():
+            spec = _read_requires_python(pyproject)
+            if spec is not None:
+                return spec, pyproject
+            return None  # the nearest pyproject decides, even without requires-python
+    return None
+
+
+def _read_requires_python(pyproject: Path) -> str | None:
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    try:
+        import tomllib  # Python 3.11+
+    except ImportError:  # Python 3.10: the one key we need, read by hand
+        match = re.search(r"""(?m)^\s*requires-python\s*=\s*["']([^"']*)["']""", text)
+        return match.group(1) if match else None
+    try:
+        project = tomllib.loads(text).get("project", {})
+    except tomllib.TOMLDecodeError:
+        return None
+    value = project.get("requires-python") if isinstance(project, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def resolve_target(explicit: str | None, file_path: str) -> PythonTarget:
+    if explicit is not None:
+        return PythonTarget(frozenset({parse_version(explicit)}), "--target-python")
+    found = _requires_python_near(Path(file_path).resolve().parent)
+    if found is not None:
+        spec, pyproject = found
+        try:
+            return PythonTarget(versions_admitted(spec), f"requires-python {spec!r} in {pyproject}")
+        except ValueError:
+            pass
+    running = sys.version_info[:2]
+    return PythonTarget(frozenset({(running[0], running[1])}), "the running interpreter")
