@@ -61,10 +61,20 @@ def build_parser() -> argparse.ArgumentParser:
     rule = commands.add_parser("rule", help="print one rule's documentation")
     rule.add_argument("code", metavar="CODE")
     commands.add_parser("rules", help="list every rule")
+    commands.add_parser(
+        "trace",
+        help="run a program and report the torch 2.14 changes its calls hit (torchup trace -- python x.py)",
+        add_help=False,
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["trace"]:  # its own parser: everything after it belongs to the traced program
+        from torchup.trace import main as trace_main
+
+        return trace_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     verbose = bool(getattr(args, "verbose", False)) or bool(os.environ.get("TORCHUP_DEBUG"))

@@ -28,7 +28,10 @@ class PythonTarget:
         if not ordered:
             return f"no Python version ({self.source})"
         low, high = ordered[0], ordered[-1]
-        span = f"{low[0]}.{low[1]}" if low == high else f"{low[0]}.{low[1]}–{high[0]}.{high[1]}"
+        if high == _KNOWN_MINORS[-1]:
+            span = f">={low[0]}.{low[1]}"
+        else:
+            span = f"{low[0]}.{low[1]}" if low == high else f"{low[0]}.{low[1]}–{high[0]}.{high[1]}"
         return f"Python {span} ({self.source})"
 
 
