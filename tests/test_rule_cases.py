@@ -126,8 +126,8 @@ def test_method_not_reported(code: str) -> None:
 
 
 def test_method_rewrite_keeps_a_parenthesised_receiver() -> None:
-    before = "import torch\nU = (A @ A.mT + torch.eye(3)).cholesky(upper=True)\n"
-    assert fix(before) == "import torch\nU = torch.linalg.cholesky(A @ A.mT + torch.eye(3), upper=True)\n"
+    before = "import torch\nU = (torch.eye(3) + A @ A.mT).cholesky(upper=True)\n"
+    assert fix(before) == "import torch\nU = torch.linalg.cholesky(torch.eye(3) + A @ A.mT, upper=True)\n"
 
 
 def test_method_some_true_only_argument() -> None:
@@ -241,7 +241,7 @@ def test_acc_policy_from_a_variable_is_not_guessed() -> None:
 
 
 def test_compile_with_the_new_name_is_fine() -> None:
-    assert codes("import torch\nf = torch.compile(g, dynamic_shapes=None)\n") == []
+    assert codes("import torch\nf = torch.compile(g, dynamic_shapes=None)\n", select=["TU130"]) == []
 
 
 def test_dataclasses_replace_needs_a_torch_file() -> None:

@@ -104,15 +104,20 @@ class Context:
         scope = self.resolver.scope_of(at)
         top, _, rest = module.partition(".")
         suffix = f".{rest}" if rest else ""
+        found = self.resolver.lookup(top, scope)
         if self.resolver.name_in_scope(top, scope) == top:
-            return top + suffix, ()
+            if any(self.resolver.binding_usable_at(b, at) for b in found.bindings):
+                return top + suffix, ()
+            if all(b.scope is self.resolver.module_scope for b in found.bindings):
+                return top + suffix, (ImportRequest(top),)  # bound later or only for type checkers
+            return None
         for name, bindings in self.resolver.module_scope.bindings.items():
             if (
                 all(b.kind is BindingKind.IMPORT and b.target == top for b in bindings)
                 and self.resolver.name_in_scope(name, scope) == top
+                and any(self.resolver.binding_usable_at(b, at) for b in bindings)
             ):
                 return name + suffix, ()
-        found = self.resolver.lookup(top, scope)
         # `from torch import *` does not bind the name `torch` itself.
         if self.resolver.is_unbound(top, scope) or (not found.bindings and found.star_module == top):
             return top + suffix, (ImportRequest(top),)
@@ -130,6 +135,25 @@ class Context:
         if module_ref is None:
             return None
         return f"{module_ref[0]}.{name}", module_ref[1]
+
+    @cached_property
+    def _fstrings(self) -> list[tuple[int, int, str]]:
+        found = []
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.JoinedStr):
+                start, end = self.source.node_range(node)
+                text = self.source.text[start:end]
+                quote = next((c for c in text if c in "'\""), '"')
+                found.append((start, end, quote))
+        return found
+
+    def quote(self, at: ast.AST) -> str:
+        """The quote for a string literal written at ``at``: not the enclosing f-string's own."""
+        start, end = self.source.node_range(at)
+        for outer_start, outer_end, outer_quote in self._fstrings:
+            if outer_start <= start and end <= outer_end:
+                return "'" if outer_quote == '"' else '"'
+        return '"'
 
     def scope_of(self, node: ast.AST) -> Scope:
         return self.resolver.scope_of(node)

@@ -6,10 +6,10 @@ overlap wait for a later pass, so ``fix`` run twice changes nothing the second t
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import os
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 
 from torchup.checker import Analysis, Checker
@@ -17,7 +17,7 @@ from torchup.diagnostics import Applicability, Diagnostic, Edit, ImportRequest, 
 from torchup.importer import import_edits
 from torchup.source import SourceFile
 
-MAX_PASSES = 10
+MAX_PASSES = 50  # each pass applies every fix that does not overlap another
 
 
 @dataclass
@@ -35,26 +35,54 @@ def is_applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:
 def fix_source(checker: Checker, source: SourceFile, *, unsafe: bool) -> FixOutcome:
     analysis = checker.analyze(source)
     fixed: list[Diagnostic] = []
+    rejected: dict[tuple[object, ...], str] = {}  # fixes whose result would not compile, and why
     for _ in range(MAX_PASSES):
-        candidates = [d for d in analysis.diagnostics if is_applicable(d, unsafe)]
+        text = analysis.source.text
+        candidates = [
+            d for d in analysis.diagnostics if is_applicable(d, unsafe) and _identity(d, text) not in rejected
+        ]
         if not candidates or analysis.tree is None or analysis.resolver is None:
             break
         chosen, edits = plan(analysis, candidates)
-        new_text = apply_edits(analysis.source.text, edits)
-        try:
-            ast.parse(new_text)
-        except (SyntaxError, ValueError, RecursionError) as exc:
-            for diagnostic in chosen:
-                diagnostic.notes.append(
-                    f"fix not applied: the result would not parse ({exc}); please report this to torchup"
-                )
-                diagnostic.fix = None
+        new_text = apply_edits(text, edits)
+        problem = compile_error(new_text, source.path)
+        if problem is not None:
+            # Find the fixes that break the file on their own; the others go ahead next pass.
+            culprits = [d for d in chosen if compile_error(apply_edits(text, plan(analysis, [d])[1]), source.path)]
+            for diagnostic in culprits or chosen:
+                rejected[_identity(diagnostic, text)] = problem
             continue
-        if new_text == analysis.source.text:
+        if new_text == text:
             break
         fixed.extend(chosen)
         analysis = checker.analyze(SourceFile(source.path, source.raw, new_text, source.encoding))
-    return FixOutcome(analysis.source.text, analysis.diagnostics, fixed)
+    text = analysis.source.text
+    for diagnostic in analysis.diagnostics:
+        problem = rejected.get(_identity(diagnostic, text)) if diagnostic.fix is not None else None
+        if problem is not None:
+            diagnostic.fix = None
+            diagnostic.notes.append(
+                f"fix not applied: the result would not compile ({problem}); please report this to torchup"
+            )
+    return FixOutcome(text, analysis.diagnostics, fixed)
+
+
+def _identity(diagnostic: Diagnostic, text: str) -> tuple[object, ...]:
+    """What a fix does, independent of where earlier passes moved it."""
+    assert diagnostic.fix is not None
+    return (diagnostic.code, tuple((text[e.start:e.end], e.content) for e in diagnostic.fix.edits))
+
+
+def compile_error(text: str, path: str) -> str | None:
+    """Why ``text`` would not compile (``compile`` also catches what ``ast.parse`` lets pass,
+    such as a repeated keyword argument), or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return str(exc)
+    return None
 
 
 def plan(analysis: Analysis, candidates: list[Diagnostic]) -> tuple[list[Diagnostic], list[Edit]]:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from torchup.diagnostics import Edit, ImportRequest
 from torchup.patterns import remove_list_item
-from torchup.resolver import Binding, BindingKind, Resolver
+from torchup.resolver import Binding, BindingKind, Resolver, ScopeKind
 from torchup.source import SourceFile
 
 
@@ -100,6 +100,8 @@ def removal_edits(source: SourceFile, tree: ast.Module, resolver: Resolver, rele
             binding = bindings[0]
             if binding.kind is not BindingKind.FROM_IMPORT or not isinstance(binding.statement, ast.ImportFrom):
                 continue
+            if scope.kind is ScopeKind.CLASS:
+                continue  # a class-body import is also an attribute (self.name, Class.name)
             refs = resolver.references(binding)
             if not refs or any(id(ref) not in released for ref in refs):
                 continue

@@ -12,7 +12,7 @@ import enum
 
 from torchup.context import Context
 from torchup.facts import FACTS
-from torchup.resolver import BindingKind
+from torchup.resolver import BindingKind, Scope
 
 _NOT_TENSOR_ROOTS = frozenset(FACTS["non_tensor_libraries"])
 _TENSOR_FUNCTIONS = frozenset(FACTS["tensor_functions"])
@@ -37,10 +37,12 @@ def tensor_evidence(ctx: Context, expr: ast.expr, depth: int = 0) -> Evidence:
     if isinstance(expr, ast.Call):
         return _call_evidence(ctx, expr, depth)
     if isinstance(expr, ast.BinOp):
-        sides = {tensor_evidence(ctx, expr.left, depth + 1), tensor_evidence(ctx, expr.right, depth + 1)}
-        if Evidence.TENSOR in sides:
+        # A tensor on the left (or a number left of a tensor) makes a tensor: Python asks the left
+        # operand first. An unknown object on the left may define its own operator.
+        sides = [_operand_evidence(ctx, side, depth) for side in (expr.left, expr.right)]
+        if sides[0] is Evidence.TENSOR or (sides[0] is None and sides[1] is Evidence.TENSOR):
             return Evidence.TENSOR
-        return Evidence.NOT_TENSOR if sides == {Evidence.NOT_TENSOR} else Evidence.UNKNOWN
+        return Evidence.NOT_TENSOR if all(s is Evidence.NOT_TENSOR for s in sides) else Evidence.UNKNOWN
     if isinstance(expr, ast.UnaryOp) and not isinstance(expr.op, ast.Not):
         return tensor_evidence(ctx, expr.operand, depth + 1)
     if isinstance(expr, ast.Attribute):
@@ -55,11 +57,69 @@ def tensor_evidence(ctx: Context, expr: ast.expr, depth: int = 0) -> Evidence:
     return Evidence.UNKNOWN
 
 
+def _operand_evidence(ctx: Context, node: ast.expr, depth: int) -> Evidence | None:
+    """None for a number literal (neutral in arithmetic), else the operand's evidence."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex)):
+        return None
+    return tensor_evidence(ctx, node, depth + 1)
+
+
+def class_evidence(ctx: Context, cls: ast.ClassDef, method: str | None = None, depth: int = 0) -> Evidence:
+    """Are instances of ``cls`` tensors whose ``method`` is torch's? A class that defines
+    ``method`` itself is not a finding (its own method runs), tensor subclass or not."""
+    if depth > 8:
+        return Evidence.UNKNOWN
+    if method is not None and method in _defined_names(cls):
+        return Evidence.NOT_TENSOR
+    verdicts = set()
+    for base in cls.bases:
+        qualname = ctx.qualified_name(base)
+        local = _local_class(ctx, base) if qualname is None else None
+        if qualname in _TENSOR_TYPES:
+            return Evidence.TENSOR
+        if local is not None:
+            verdict = class_evidence(ctx, local, method, depth + 1)
+            if verdict is Evidence.TENSOR:
+                return verdict
+            verdicts.add(verdict)
+        elif qualname is not None and (qualname.startswith("torch.") or _root_library(qualname) in _NOT_TENSOR_ROOTS):
+            verdicts.add(Evidence.NOT_TENSOR)
+        else:
+            verdicts.add(Evidence.UNKNOWN)
+    return Evidence.UNKNOWN if Evidence.UNKNOWN in verdicts else Evidence.NOT_TENSOR
+
+
+def _defined_names(cls: ast.ClassDef) -> set[str]:
+    names = set()
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def _local_class(ctx: Context, expr: ast.expr) -> ast.ClassDef | None:
+    """The class statement a name refers to, when it is defined in this file (and only once)."""
+    if not isinstance(expr, ast.Name):
+        return None
+    found = ctx.resolver.lookup_name(expr)
+    if len(found.bindings) == 1 and isinstance(found.bindings[0].node, ast.ClassDef):
+        return found.bindings[0].node
+    return None
+
+
 def _root_library(qualname: str) -> str:
     return qualname.split(".", 1)[0]
 
 
 def _call_evidence(ctx: Context, call: ast.Call, depth: int) -> Evidence:
+    if isinstance(call.func, ast.Name) and call.func.id == "__import__":
+        return Evidence.NOT_TENSOR  # a module
+    local = _local_class(ctx, call.func)
+    if local is not None:
+        return class_evidence(ctx, local, None, depth + 1)
     qualname = ctx.qualified_name(call.func)
     if qualname is not None:
         if qualname in _TENSOR_FUNCTIONS:
@@ -81,11 +141,17 @@ def _name_evidence(ctx: Context, name: ast.Name, depth: int) -> Evidence:
     verdicts = set()
     for binding in found.bindings:
         if binding.is_import:
-            verdicts.add(Evidence.NOT_TENSOR if binding.target else Evidence.UNKNOWN)
+            # `import x` and `from . import x` bind modules; `from .m import x` may bind anything.
+            statement = binding.statement
+            module_binding = binding.kind is not BindingKind.FROM_IMPORT or (
+                isinstance(statement, ast.ImportFrom) and statement.module is None
+            )
+            verdicts.add(Evidence.NOT_TENSOR if binding.target or module_binding else Evidence.UNKNOWN)
         elif binding.kind is BindingKind.AUGMENTED:
             continue  # `x += 1` keeps what x was
         elif binding.annotation is not None:
-            verdicts.add(_annotation_evidence(ctx, binding.annotation))
+            # Annotations are evaluated where the function is defined, outside its own scope.
+            verdicts.add(_annotation_evidence(ctx, binding.annotation, binding.scope.parent or binding.scope))
         elif binding.kind is BindingKind.ASSIGNMENT and binding.value is not None:
             verdicts.add(tensor_evidence(ctx, binding.value, depth + 1))
         elif binding.kind is BindingKind.DEFINITION:
@@ -95,10 +161,13 @@ def _name_evidence(ctx: Context, name: ast.Name, depth: int) -> Evidence:
     return verdicts.pop() if len(verdicts) == 1 else Evidence.UNKNOWN
 
 
-def _annotation_evidence(ctx: Context, annotation: ast.expr) -> Evidence:
+def _annotation_evidence(ctx: Context, annotation: ast.expr, scope: Scope) -> Evidence:
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        return Evidence.TENSOR if annotation.value in ("torch.Tensor", "Tensor") else Evidence.UNKNOWN
-    qualname = ctx.qualified_name(annotation)
+        head, _, rest = annotation.value.strip().partition(".")
+        prefix = ctx.resolver.name_in_scope(head, scope) if head.isidentifier() else None
+        qualname = f"{prefix}.{rest}" if prefix and rest else prefix
+    else:
+        qualname = ctx.qualified_name(annotation)
     if qualname in _TENSOR_TYPES:
         return Evidence.TENSOR
     if qualname is not None and _root_library(qualname) in _NOT_TENSOR_ROOTS:

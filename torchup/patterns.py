@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from dataclasses import dataclass
 
 from torchup.diagnostics import Edit
@@ -93,12 +95,34 @@ _TIGHT = (
 )
 
 
+# Expressions that need parentheses to stand as a keyword argument's value or a call argument.
+_LOOSE_ARGUMENT = (ast.NamedExpr, ast.Yield, ast.YieldFrom)
+
+
+def as_argument(source: SourceFile, node: ast.expr) -> str:
+    """Source text of ``node`` fit to be a (keyword) argument of a new call."""
+    text = source.segment(node)
+    return f"({text})" if isinstance(node, _LOOSE_ARGUMENT) else text
+
+
 def as_condition(source: SourceFile, node: ast.expr) -> str:
     """Source text of ``node`` fit to be the test of ``a if <test> else b``."""
     text = source.segment(node)
     if isinstance(node, ast.Tuple) and not text.startswith("("):
         return f"({text})"
     return text if isinstance(node, _TIGHT) else f"({text})"
+
+
+def has_comment(source: SourceFile, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` (a whole expression or argument list) holds a ``#`` comment."""
+    text = source.text[start:end]
+    if "#" not in text:
+        return False
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(f"({text}\n)").readline)
+        return any(token.type == tokenize.COMMENT for token in tokens)
+    except (tokenize.TokenError, SyntaxError):
+        return True  # cannot tell: assume the worst
 
 
 class Edits:
@@ -111,9 +135,37 @@ class Edits:
         start, end = self.source.node_range(node)
         return Edit(start, end, content)
 
-    def insert_before(self, node: ast.AST, content: str) -> Edit:
-        start, _ = self.source.node_range(node)
-        return Edit(start, start, content)
+    def argument_range(self, call: ast.Call, node: ast.AST) -> tuple[int, int]:
+        """The range of a positional argument with the parentheses around it (``(False)``)."""
+        text = self.source.text
+        start, end = self.source.node_range(node)
+        _, call_end = self.source.node_range(call)
+        func_end = self.source.node_range(call.func)[1]
+        while True:
+            before, after = start - 1, end
+            while before > func_end and text[before] in " \t\r\n":
+                before -= 1
+            while after < call_end - 1 and text[after] in " \t\r\n":
+                after += 1
+            own_paren = text.find("(", func_end, call_end)
+            if before > own_paren and text[before] == "(" and after < call_end - 1 and text[after] == ")":
+                start, end = before, after + 1
+            else:
+                return start, end
+
+    def positional_to_keyword(self, call: ast.Call, value: ast.expr, name: str) -> list[Edit]:
+        """``f(A, True)`` -> ``f(A, upper=True)``, parenthesising what a keyword value cannot hold bare."""
+        start, end = self.argument_range(call, value)
+        if (start, end) == self.source.node_range(value) and isinstance(value, _LOOSE_ARGUMENT):
+            return [Edit(start, start, f"{name}=("), Edit(end, end, ")")]
+        return [Edit(start, start, f"{name}=")]
+
+    def replace_argument(self, call: ast.Call, node: ast.AST, content: str) -> Edit:
+        """Replace a whole argument (positional with its parentheses, or a keyword) with ``content``."""
+        if isinstance(node, ast.keyword):
+            return self.replace(node, content)
+        start, end = self.argument_range(call, node)
+        return Edit(start, end, content)
 
     def rename_keyword(self, keyword: ast.keyword, new_name: str) -> Edit:
         start, _ = self.source.node_range(keyword)
@@ -153,7 +205,9 @@ def remove_list_item(source: SourceFile, items: list[ast.AST], index: int, close
     rest_of_line_end = text.find("\n", after)
     rest_of_line_end = len(text) if rest_of_line_end < 0 else rest_of_line_end
     rest = text[after:rest_of_line_end].strip()
-    if own_line and (rest == "" or rest.startswith("#")) and len(items) > 1:
+    if own_line and rest.startswith("#") and text[end:after].strip() == ",":
+        return Edit(start, text.index("#", after), "")  # keep the line's comment
+    if own_line and rest == "" and len(items) > 1:
         if index == len(items) - 1 and text[end:after].strip() != ",":
             # Last item without a trailing comma: the previous item's comma must go instead.
             previous_end = source.node_range(items[index - 1])[1]

@@ -49,6 +49,7 @@ class Binding:
     statement: ast.stmt | None = None  # the import statement, for rewriting it
     value: ast.expr | None = None  # right-hand side of `name = value`
     annotation: ast.expr | None = None
+    typing_only: bool = False  # bound under `if TYPE_CHECKING:`: absent at run time
 
     @property
     def is_import(self) -> bool:
@@ -172,6 +173,19 @@ class Resolver:
                         names.add(node.value)
         return names
 
+    def binding_usable_at(self, binding: Binding, node: ast.AST) -> bool:
+        """Is ``binding`` in effect when ``node`` runs? Module-level code runs top to bottom; a
+        function body runs later. A TYPE_CHECKING-only import is never in effect."""
+        if binding.typing_only:
+            return False
+        scope: Scope | None = self.scope_of(node)
+        while scope is not None:
+            if scope.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA):
+                return True
+            scope = scope.parent
+        line = getattr(binding.statement or binding.node, "lineno", 0)
+        return line <= getattr(node, "lineno", 0)
+
     def enclosing_class(self, scope: Scope) -> ast.ClassDef | None:
         """The class a method's scope belongs to, if ``scope`` is a function directly in a class."""
         parent = scope.parent
@@ -223,6 +237,7 @@ class _ScopeBuilder(ast.NodeVisitor):
     def __init__(self, resolver: Resolver) -> None:
         self.r = resolver
         self.scope = resolver.module_scope
+        self.typing_only = False
 
     def run(self, tree: ast.Module) -> None:
         for stmt in tree.body:
@@ -244,7 +259,7 @@ class _ScopeBuilder(ast.NodeVisitor):
             while scope.kind is ScopeKind.COMPREHENSION and scope.parent is not None:
                 scope = scope.parent
         extra.pop("walrus", None)
-        binding = Binding(name, kind, scope, node, **extra)  # type: ignore[arg-type]
+        binding = Binding(name, kind, scope, node, typing_only=self.typing_only, **extra)  # type: ignore[arg-type]
         scope.bindings.setdefault(name, []).append(binding)
         if binding.is_import:
             self.r.import_bindings.append(binding)
@@ -458,6 +473,20 @@ class _ScopeBuilder(ast.NodeVisitor):
         self.r.calls.append(node)
         self.r._callee[id(node.func)] = node
         self.generic_visit(node)
+
+    def visit_If(self, node: ast.If) -> None:
+        test = node.test
+        is_type_checking = (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+            isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+        )
+        self.visit(test)
+        previous = self.typing_only
+        self.typing_only = previous or is_type_checking
+        for stmt in node.body:
+            self.visit(stmt)
+        self.typing_only = previous
+        for stmt in node.orelse:
+            self.visit(stmt)
 
     def visit_Global(self, node: ast.Global) -> None:
         self.scope.global_names.update(node.names)

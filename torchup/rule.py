@@ -67,7 +67,8 @@ class Rule:
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
     # Whole words (identifiers) at least one of which appears in any file this rule can flag; the
     # pre-filter skips files that have none. Sound: a reference, even through an alias or a star
-    # import, spells out the imported name somewhere in the file.
+    # import, spells out the imported name somewhere in the file. (A dict key written with escapes,
+    # `**{"use\\u005fcuda": ...}`, is the one exception; `--no-prefilter` catches it.)
     triggers: ClassVar[tuple[str, ...]] = ()
     docs: ClassVar[RuleDocs]
     examples: ClassVar[tuple[Example, ...]] = ()

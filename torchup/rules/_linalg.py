@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Edit, Fix, ImportRequest, preview
 from torchup.facts import FACTS, removed
-from torchup.inference import Evidence, tensor_evidence
-from torchup.patterns import BoundCall, Edits, bind_call
+from torchup.inference import Evidence, class_evidence, tensor_evidence
+from torchup.patterns import BoundCall, Edits, bind_call, has_comment
 
 # Maps a bound call to argument edits, or None when no exact rewrite exists.
 ArgumentRewrite = Callable[[Context, BoundCall], "ArgumentEdits | None"]
@@ -32,6 +32,9 @@ class Signature:
     positional: tuple[str, ...]
     keyword_only: tuple[str, ...] = ()
     star_kwargs_ok: bool = False  # `**kw` can only hold names the replacement takes too
+
+
+NO_EXACT_FIX = "no automatic fix: this call's arguments, or what `torch` names here, rule out an exact rewrite"
 
 
 def removal_note(qualname: str) -> str:
@@ -104,6 +107,9 @@ def method_call_fix(
         return None
     arguments, (module_text, imports) = prepared
     receiver = call.func.value
+    head_start, _ = ctx.source.node_range(call.func)
+    if has_comment(ctx.source, head_start, open_paren - 1):
+        return None  # the head is rewritten whole: a comment inside it would be lost
     receiver_text = ctx.segment(receiver)
     if isinstance(receiver, (ast.Yield, ast.YieldFrom, ast.Starred)):
         receiver_text = f"({receiver_text})"
@@ -111,7 +117,6 @@ def method_call_fix(
     separator = ""
     if remaining:
         separator = "," if ctx.source.text[open_paren:].lstrip(" \t").startswith(("\n", "\r")) else ", "
-    head_start, _ = ctx.source.node_range(call.func)
     head = f"{module_text}.{replacement.rsplit('.', 1)[1]}({receiver_text}{separator}"
     edits = [Edit(head_start, open_paren, head), *arguments.edits]
     return Fix(fix_message(ctx, call, edits, replacement), applicability, tuple(edits), imports)
@@ -127,15 +132,27 @@ def fix_message(ctx: Context, call: ast.Call, edits: list[Edit], replacement: st
 
 
 def method_receiver_evidence(ctx: Context, call: ast.Call) -> Evidence:
-    """How sure we are that ``recv`` in ``recv.method(...)`` is a tensor."""
+    """How sure we are that ``recv`` in ``recv.method(...)`` is a tensor whose method is torch's."""
     assert isinstance(call.func, ast.Attribute)
     receiver = call.func.value
     if isinstance(receiver, ast.Name):
         cls = _class_of_self(ctx, receiver)
         if cls is not None:
-            bases = {ctx.qualified_name(base) for base in cls.bases}
-            return Evidence.TENSOR if "torch.Tensor" in bases else Evidence.NOT_TENSOR
+            return class_evidence(ctx, cls, call.func.attr)
+    if isinstance(receiver, ast.Call):
+        local = _local_class_call(ctx, receiver)
+        if local is not None:
+            return class_evidence(ctx, local, call.func.attr)
     return tensor_evidence(ctx, receiver)
+
+
+def _local_class_call(ctx: Context, call: ast.Call) -> ast.ClassDef | None:
+    if not isinstance(call.func, ast.Name):
+        return None
+    found = ctx.resolver.lookup_name(call.func)
+    if len(found.bindings) == 1 and isinstance(found.bindings[0].node, ast.ClassDef):
+        return found.bindings[0].node
+    return None
 
 
 def _class_of_self(ctx: Context, name: ast.Name) -> ast.ClassDef | None:
@@ -169,7 +186,7 @@ def keyword_or_positional_replace(ctx: Context, bound: BoundCall, name: str, con
     """Replace argument ``name`` (``some=False`` or a positional ``False``) with ``content``."""
     argument = bound.arguments[name]
     node: ast.AST = argument.keyword if argument.keyword is not None else argument.value
-    return Edits(ctx.source).replace(node, content)
+    return Edits(ctx.source).replace_argument(bound.call, node, content)
 
 
 @dataclass(frozen=True)
@@ -203,6 +220,6 @@ class TensorMethod:
             ctx.report(
                 call.func,
                 f"`Tensor.{self.method}()` is removed in torch 2.14{kind}",
-                help=None if fix else f"{self.manual_help} (no automatic fix for this call)",
+                help=None if fix else f"{self.manual_help}; {NO_EXACT_FIX}",
                 fix=fix,
             )

@@ -6,7 +6,14 @@ from torchup.context import Context
 from torchup.diagnostics import Applicability
 from torchup.patterns import BoundCall, Edits
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
-from torchup.rules._linalg import ArgumentEdits, Signature, function_call_fix, removed_error, report_reference
+from torchup.rules._linalg import (
+    NO_EXACT_FIX,
+    ArgumentEdits,
+    Signature,
+    function_call_fix,
+    removed_error,
+    report_reference,
+)
 
 SIGNATURE = Signature(("input", "upper"), ("out",), star_kwargs_ok=True)
 
@@ -15,7 +22,7 @@ def cholesky_arguments(ctx: Context, bound: BoundCall) -> ArgumentEdits:
     """``upper`` is keyword-only in ``torch.linalg.cholesky``: a positional one gets its name."""
     upper = bound.get("upper")
     if upper is not None and upper.positional:
-        return ArgumentEdits([Edits(ctx.source).insert_before(upper.value, "upper=")])
+        return ArgumentEdits(Edits(ctx.source).positional_to_keyword(bound.call, upper.value, "upper"))
     return ArgumentEdits([])
 
 
@@ -130,7 +137,7 @@ class TorchCholesky(Rule):
             ctx.report(
                 node,
                 "`torch.cholesky` is removed in torch 2.14 (it raises RuntimeError)",
-                help=None if fix else "use `torch.linalg.cholesky`; this call's arguments need a manual rewrite",
+                help=None if fix else f"use `torch.linalg.cholesky`; {NO_EXACT_FIX}",
                 fix=fix,
             )
 

@@ -8,7 +8,7 @@ from torchup.rules._linalg import Signature, TensorMethod, removed_error
 from torchup.rules.tu101_torch_cholesky import SIGNATURE as FUNCTION_SIGNATURE
 from torchup.rules.tu101_torch_cholesky import cholesky_arguments
 
-METHOD_SIGNATURE = Signature(("upper",), ("out",), star_kwargs_ok=True)
+METHOD_SIGNATURE = Signature(("upper",), star_kwargs_ok=True)  # the method never took out=
 METHOD = TensorMethod(
     "cholesky",
     "torch.linalg.cholesky",
@@ -49,12 +49,12 @@ class TensorCholesky(Rule):
             "receiver evidently a tensor",
             """
             import torch
-            S = A @ A.mT + torch.eye(A.shape[-1])
+            S = torch.eye(A.shape[-1]) + A @ A.mT
             U = S.cholesky(True)
             """,
             fixed="""
             import torch
-            S = A @ A.mT + torch.eye(A.shape[-1])
+            S = torch.eye(A.shape[-1]) + A @ A.mT
             U = torch.linalg.cholesky(S, upper=True)
             """,
         ),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+
 from torchup.context import Context
 from torchup.diagnostics import Applicability
 from torchup.patterns import BoundCall, Edits, as_condition, literal_bool
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 from torchup.rules._linalg import (
+    NO_EXACT_FIX,
     ArgumentEdits,
     Signature,
     function_call_fix,
@@ -28,7 +31,10 @@ def qr_arguments(ctx: Context, bound: BoundCall) -> ArgumentEdits | None:
     some = bound.get("some")
     if some is None:
         return result
+    if isinstance(some.value, ast.Constant) and not isinstance(some.value.value, bool):
+        return None  # `some=None` or `some=1` raised TypeError in 2.13: nothing exact to keep
     value = literal_bool(some.value)
+    q = ctx.quote(bound.call)
     if value is True:  # the default of torch.linalg.qr: drop the argument
         node = some.keyword if some.keyword is not None else some.value
         removal = edits.remove_argument(bound.call, node)
@@ -37,11 +43,13 @@ def qr_arguments(ctx: Context, bound: BoundCall) -> ArgumentEdits | None:
         result.edits.append(removal)
         result.removed += 1
     elif value is False:
-        result.edits.append(keyword_or_positional_replace(ctx, bound, "some", 'mode="complete"'))
+        result.edits.append(keyword_or_positional_replace(ctx, bound, "some", f"mode={q}complete{q}"))
     else:
         condition = as_condition(ctx.source, some.value)
         result.edits.append(
-            keyword_or_positional_replace(ctx, bound, "some", f'mode="reduced" if {condition} else "complete"')
+            keyword_or_positional_replace(
+                ctx, bound, "some", f"mode={q}reduced{q} if {condition} else {q}complete{q}"
+            )
         )
     return result
 
@@ -144,8 +152,7 @@ class TorchQr(Rule):
             ctx.report(
                 node,
                 "`torch.qr` is removed in torch 2.14 (it raises RuntimeError)",
-                help=None if fix else 'use `torch.linalg.qr(A, mode="reduced" | "complete")`; '
-                "this call's arguments need a manual rewrite",
+                help=None if fix else f'use `torch.linalg.qr(A, mode="reduced" | "complete")`; {NO_EXACT_FIX}',
                 fix=fix,
             )
 

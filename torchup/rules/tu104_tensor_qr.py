@@ -8,7 +8,7 @@ from torchup.rules._linalg import Signature, TensorMethod, removed_error
 from torchup.rules.tu103_torch_qr import SIGNATURE as FUNCTION_SIGNATURE
 from torchup.rules.tu103_torch_qr import qr_arguments
 
-METHOD_SIGNATURE = Signature(("some",), ("out",))
+METHOD_SIGNATURE = Signature(("some",))  # the method never took out=
 METHOD = TensorMethod(
     "qr",
     "torch.linalg.qr",

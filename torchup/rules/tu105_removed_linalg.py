@@ -9,7 +9,7 @@ from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix
 from torchup.facts import FACTS, removed
 from torchup.inference import Evidence
-from torchup.patterns import BoundCall, Edits, bind_call, literal_bool
+from torchup.patterns import BoundCall, Edits, as_argument, as_condition, bind_call, has_comment, literal_bool
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 from torchup.rules._linalg import method_calls, method_receiver_evidence, removed_error, report_reference
 
@@ -35,7 +35,7 @@ Rewrite = Callable[[Context, BoundCall, str], "str | None"]
 
 
 def _text(ctx: Context, bound: BoundCall, name: str) -> str:
-    return ctx.segment(bound.arguments[name].value)
+    return as_argument(ctx.source, bound.arguments[name].value)
 
 
 def _upper_keyword(ctx: Context, bound: BoundCall, default: bool) -> str | None:
@@ -55,16 +55,20 @@ def _symeig(ctx: Context, bound: BoundCall, linalg: str) -> str | None:
         return None  # eigenvalues only returned (values, empty tensor): the shape of the result changes
     upper = bound.get("upper")
     upper_value = True if upper is None else literal_bool(upper.value)
-    if upper_value is None:
-        uplo = f', UPLO="U" if {_text(ctx, bound, "upper")} else "L"'
+    q = ctx.quote(bound.call)
+    if upper is not None and upper_value is None:
+        uplo = f", UPLO={q}U{q} if {as_condition(ctx.source, upper.value)} else {q}L{q}"
     else:
-        uplo = ', UPLO="U"' if upper_value else ""
+        uplo = f", UPLO={q}U{q}" if upper_value else ""
     return f"{linalg}.eigh({_text(ctx, bound, 'input')}{uplo})"
 
 
 def _matrix_rank(ctx: Context, bound: BoundCall, linalg: str) -> str | None:
     parts = [_text(ctx, bound, "input")]
-    if bound.get("tol") is not None:
+    tol = bound.get("tol")
+    if tol is not None and not (isinstance(tol.value, ast.Constant) and tol.value.value is None):
+        if not isinstance(tol.value, ast.Constant):
+            return None  # a tolerance that may be None at run time meant "the default", atol= does not
         parts.append(f"atol={_text(ctx, bound, 'tol')}, rtol=0")
     if bound.get("symmetric") is not None:
         parts.append(f"hermitian={_text(ctx, bound, 'symmetric')}")
@@ -240,8 +244,9 @@ class RemovedLinalg(Rule):
             text: str | None = f"{linalg}.solve({_text(ctx, bound, 'A')}, {_text(ctx, bound, 'input')})"
         else:
             text = REWRITES[qualname](ctx, bound, linalg)
-        if text is None:
-            return None
+        start, end = ctx.source.node_range(target)
+        if text is None or has_comment(ctx.source, start, end):
+            return None  # the rewrite replaces the whole call: never drop a comment
         released = (id(call.func),) if isinstance(call.func, ast.Name) else ()
         edit = Edits(ctx.source).replace(target, text)
         return Fix(f"rewrite as `{text}`", Applicability.UNSAFE, (edit,), imports, released)

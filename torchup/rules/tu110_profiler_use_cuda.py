@@ -19,21 +19,29 @@ def _keyword(call: ast.Call, name: str) -> ast.keyword | None:
     return next((k for k in call.keywords if k.arg == name), None)
 
 
+def _spread(call: ast.Call) -> bool:
+    """A ``**kwargs`` may hold ``use_device`` or ``activities``: no rewrite can be sure."""
+    return any(keyword.arg is None for keyword in call.keywords)
+
+
 def autograd_fix(ctx: Context, call: ast.Call, keyword: ast.keyword) -> Fix | None:
     """2.13 treated a truthy use_cuda exactly as use_device="cuda" (and ignored use_device)."""
-    if _keyword(call, "use_device") is not None:
+    if _keyword(call, "use_device") is not None or _spread(call):
         return None
     edits = Edits(ctx.source)
     value = literal_bool(keyword.value)
     if value is False:
         removal = edits.remove_argument(call, keyword)
         return Fix("drop `use_cuda=False`", Applicability.SAFE, (removal,)) if removal else None
-    content = 'use_device="cuda"' if value else \
-        f'use_device="cuda" if {as_condition(ctx.source, keyword.value)} else None'
+    q = ctx.quote(call)
+    content = f"use_device={q}cuda{q}" if value else \
+        f"use_device={q}cuda{q} if {as_condition(ctx.source, keyword.value)} else None"
     return Fix(f"use `{content}`", Applicability.SAFE, (edits.replace(keyword, content),))
 
 
 def kineto_fix(ctx: Context, call: ast.Call, keyword: ast.keyword) -> Fix | None:
+    if _spread(call):
+        return None
     edits = Edits(ctx.source)
     if _keyword(call, "activities") is not None:
         # 2.13 computed an activity set from use_cuda and then discarded it: dropping is exact.

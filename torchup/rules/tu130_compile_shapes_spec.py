@@ -82,18 +82,25 @@ class CompileShapesSpec(Rule):
     def check(self, ctx: Context) -> None:
         edits = Edits(ctx.source)
         for call, _ in ctx.calls_to(COMPILE):
+            # Renaming next to an existing dynamic_shapes would repeat the keyword: report only.
+            clash = any(k.arg == "dynamic_shapes" for k in call.keywords) or literal_dict_keyword(
+                call, "dynamic_shapes"
+            ) is not None
             keyword = next((k for k in call.keywords if k.arg == "shapes_spec"), None)
             if keyword is not None:
                 rename = edits.rename_keyword(keyword, "dynamic_shapes")
-                ctx.report(keyword, MESSAGE, fix=Fix("rename to `dynamic_shapes`", Applicability.SAFE, (rename,)))
+                fix = None if clash else Fix("rename to `dynamic_shapes`", Applicability.SAFE, (rename,))
+                ctx.report(keyword, MESSAGE, fix=fix, help="keep one of the two keywords" if clash else None)
                 continue
             spread = literal_dict_keyword(call, "shapes_spec")
             if spread is not None:
                 key = spread[1]
                 text = ctx.segment(key)
-                fix = Fix("rename the key to `dynamic_shapes`", Applicability.SAFE,
-                          (edits.replace(key, text.replace("shapes_spec", "dynamic_shapes")),))
-                ctx.report(key, MESSAGE, fix=fix)
-
+                plain = text[1:-1] == "shapes_spec" and text[0] == text[-1] and text[0] in "'\""
+                fix = None
+                if plain and not clash:
+                    new_key = f"{text[0]}dynamic_shapes{text[0]}"
+                    fix = Fix("rename the key to `dynamic_shapes`", Applicability.SAFE, (edits.replace(key, new_key),))
+                ctx.report(key, MESSAGE, fix=fix, help=None if fix else 'rename the key to "dynamic_shapes" by hand')
 
 RULE = CompileShapesSpec()
