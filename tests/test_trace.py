@@ -132,3 +132,11 @@ def test_usage_errors() -> None:
     assert missing.returncode == 2 and "no such script: nope.py" in missing.stderr
     empty = subprocess.run([str(python), "-m", "torchup", "trace"], env=env, capture_output=True, text=True)
     assert empty.returncode == 2 and "give the program to run" in empty.stderr
+
+
+def test_all_calls_mode_reports_the_same(version: str, tmp_path: Path) -> None:
+    """--all-calls watches through a TorchFunctionMode instead of wrappers: same findings."""
+    report, _, code = trace(version, tmp_path, "quantize.py", options=("--all-calls",))
+    assert code == 0
+    finding = only(report["findings"], "TU201")
+    assert (finding["line"], finding["elements_on_bound"], finding["elements"]) == (6, 6, 12)

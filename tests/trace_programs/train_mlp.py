@@ -1,5 +1,6 @@
 """A small MLP trained on CPU; prints every loss as hex so runs compare bit for bit."""
 import sys
+import time
 
 import torch
 
@@ -9,6 +10,7 @@ model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.L
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
 data = torch.randn(256, 16)
 target = torch.randint(0, 4, (256,))
+start = time.perf_counter()
 for _ in range(steps):
     optimizer.zero_grad()
     logits = model(data)
@@ -17,3 +19,4 @@ for _ in range(steps):
     loss.backward()
     optimizer.step()
     print(float(loss).hex())
+print(f"loop_seconds {time.perf_counter() - start:.6f}", file=sys.stderr)

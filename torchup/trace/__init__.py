@@ -11,6 +11,7 @@ The report goes to stderr (the program's stdout is left alone); the program's ex
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import runpy
 import sys
@@ -28,6 +29,12 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--json", metavar="PATH", help="also write the findings as JSON to PATH")
     parser.add_argument("--target-python", metavar="X.Y", help="the Python the program will run on (for TU301)")
+    parser.add_argument(
+        "--all-calls",
+        action="store_true",
+        help="watch through a TorchFunctionMode too (sees clamp calls on methods fetched before tracing began; "
+        "slower: a Python call on every torch operation)",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="[--] [python] script.py args | -m module args")
     args = parser.parse_args(argv)
     command = list(args.command)
@@ -65,13 +72,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError:
         sys.stderr.write("torchup trace: error: torch is not importable in this Python; install torch first\n")
         return 2
-    from torchup.trace.monitor import BoundaryMode, Patcher, Recorder, install
+    from torchup.trace.monitor import BoundaryMode, BoundaryWatch, Patcher, Recorder, install, install_boundary_wrappers
     from torchup.trace.report import render_text, write_json
 
     recorder = Recorder()
     patcher = Patcher()
     install(recorder, patcher, compile_unsupported=python_target.includes_at_least((3, 15)))
-    mode = BoundaryMode(recorder)
+    watch = BoundaryWatch(recorder)
+    mode = BoundaryMode(watch) if args.all_calls else contextlib.nullcontext()
+    if not args.all_calls:
+        install_boundary_wrappers(watch, patcher)
     exit_code = 0
     saved_argv = sys.argv[:]
     sys.argv = args.command[1:] if is_module else args.command

@@ -133,22 +133,13 @@ def _count_on_bounds(x: torch.Tensor, low: Any, high: Any) -> int:
         return int(hits.sum().item())
 
 
-class BoundaryMode(TorchFunctionMode):
-    """Watches the clamp family and fmax/fmin on inputs that require grad."""
+class BoundaryWatch:
+    """Measures clamp-family and fmax/fmin calls on inputs that require grad."""
 
     def __init__(self, recorder: Recorder) -> None:
-        super().__init__()
         self.recorder = recorder
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-        kwargs = kwargs or {}
-        if func in CLAMP_FUNCTIONS:
-            self._clamp(CLAMP_FUNCTIONS[func], args, kwargs)
-        elif func in TIE_FUNCTIONS:
-            self._ties(TIE_FUNCTIONS[func], args, kwargs)
-        return func(*args, **kwargs)
-
-    def _clamp(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def clamp(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         x = args[0] if args else kwargs.get("input")
         if not isinstance(x, torch.Tensor) or not torch.is_grad_enabled():
             return
@@ -164,7 +155,7 @@ class BoundaryMode(TorchFunctionMode):
         finding.elements_on_bound += on_bound
         finding.calls_on_bound += on_bound > 0
 
-    def _ties(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def ties(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         x = args[0] if args else kwargs.get("input")
         y = args[1] if len(args) > 1 else kwargs.get("other")
         tensors = [t for t in (x, y) if isinstance(t, torch.Tensor)]
@@ -177,6 +168,43 @@ class BoundaryMode(TorchFunctionMode):
         finding.elements += a.numel()
         finding.elements_on_bound += ties
         finding.calls_on_bound += ties > 0
+
+
+class BoundaryMode(TorchFunctionMode):
+    """The same watch through ``torch.overrides.TorchFunctionMode``: it also sees calls that
+    bypass module attributes (``torch.Tensor.clamp`` fetched before tracing began), at the cost
+    of a Python call on every torch operation. ``torchup trace --all-calls`` uses it."""
+
+    def __init__(self, watch: BoundaryWatch) -> None:
+        super().__init__()
+        self.watch = watch
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        kwargs = kwargs or {}
+        name = CLAMP_FUNCTIONS.get(func)
+        if name is not None:
+            self.watch.clamp(name, args, kwargs)
+        elif func in TIE_FUNCTIONS:
+            self.watch.ties(TIE_FUNCTIONS[func], args, kwargs)
+        return func(*args, **kwargs)
+
+
+def _watching(handler: Callable[[str, tuple[Any, ...], dict[str, Any]], None], name: str, original: Any) -> Any:
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        handler(name, args, kwargs)
+        return original(*args, **kwargs)
+
+    return wrapper
+
+
+def install_boundary_wrappers(watch: BoundaryWatch, patcher: Patcher) -> None:
+    """Wrap each clamp-family and fmax/fmin entry point: no cost for any other operation."""
+    for table, handler in ((CLAMP_FUNCTIONS, watch.clamp), (TIE_FUNCTIONS, watch.ties)):
+        for name in table.values():
+            owner = torch if name.startswith("torch.") else torch.Tensor
+            attribute = name.split(".", 1)[1]
+            patcher.wrap(owner, attribute, lambda f, n=name, h=handler: _watching(h, n, f))
 
 
 CLAMP_MESSAGE = (
