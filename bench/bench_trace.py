@@ -69,7 +69,8 @@ def main() -> None:
             f"| {plain:.2f} | {traced:.2f} | {traced / plain:.2f}x |"
         )
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    cpu = platform.processor() or platform.machine()
+    machine = f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
     text = "\n".join(
         [
             f"## torchup trace overhead, {stamp}",
