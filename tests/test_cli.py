@@ -22,7 +22,10 @@ import torchup
 from torchup.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-ALL_CODES = ["TU000", "TU001", "TU101", "TU102", "TU103", "TU104", "TU105", "TU110", "TU120", "TU130"]
+ALL_CODES = [
+    "TU000", "TU001", "TU101", "TU102", "TU103", "TU104", "TU105", "TU110", "TU120", "TU130", "TU140", "TU201", "TU202",
+    "TU301", "TU401",
+]
 ANSI = "\033["
 
 QR_FILE = "import torch\ntorch.qr(A)\n"

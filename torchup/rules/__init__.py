@@ -18,6 +18,11 @@ RULE_MODULES = (
     "tu110_profiler_use_cuda",
     "tu120_acc_policy_balanced",
     "tu130_compile_shapes_spec",
+    "tu140_key_averages_python_rows",
+    "tu201_clamp_boundary_gradient",
+    "tu202_fmax_fmin_tie_gradient",
+    "tu301_compile_python_315",
+    "tu401_process_group_backend",
 )
 
 

@@ -139,7 +139,7 @@ class BoundaryWatch:
     def __init__(self, recorder: Recorder) -> None:
         self.recorder = recorder
 
-    def clamp(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def on_clamp(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         x = args[0] if args else kwargs.get("input")
         if not isinstance(x, torch.Tensor) or not torch.is_grad_enabled():
             return
@@ -155,7 +155,7 @@ class BoundaryWatch:
         finding.elements_on_bound += on_bound
         finding.calls_on_bound += on_bound > 0
 
-    def ties(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def on_ties(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         x = args[0] if args else kwargs.get("input")
         y = args[1] if len(args) > 1 else kwargs.get("other")
         tensors = [t for t in (x, y) if isinstance(t, torch.Tensor)]
@@ -183,9 +183,9 @@ class BoundaryMode(TorchFunctionMode):
         kwargs = kwargs or {}
         name = CLAMP_FUNCTIONS.get(func)
         if name is not None:
-            self.watch.clamp(name, args, kwargs)
+            self.watch.on_clamp(name, args, kwargs)
         elif func in TIE_FUNCTIONS:
-            self.watch.ties(TIE_FUNCTIONS[func], args, kwargs)
+            self.watch.on_ties(TIE_FUNCTIONS[func], args, kwargs)
         return func(*args, **kwargs)
 
 
@@ -200,7 +200,7 @@ def _watching(handler: Callable[[str, tuple[Any, ...], dict[str, Any]], None], n
 
 def install_boundary_wrappers(watch: BoundaryWatch, patcher: Patcher) -> None:
     """Wrap each clamp-family and fmax/fmin entry point: no cost for any other operation."""
-    for table, handler in ((CLAMP_FUNCTIONS, watch.clamp), (TIE_FUNCTIONS, watch.ties)):
+    for table, handler in ((CLAMP_FUNCTIONS, watch.on_clamp), (TIE_FUNCTIONS, watch.on_ties)):
         for name in table.values():
             owner = torch if name.startswith("torch.") else torch.Tensor
             attribute = name.split(".", 1)[1]
