@@ -140,3 +140,18 @@ def test_all_calls_mode_reports_the_same(version: str, tmp_path: Path) -> None:
     assert code == 0
     finding = only(report["findings"], "TU201")
     assert (finding["line"], finding["elements_on_bound"], finding["elements"]) == (6, 6, 12)
+
+
+def test_fmax_ties(version: str, tmp_path: Path) -> None:
+    report, _, code = trace(version, tmp_path, "ties.py")
+    assert code == 0
+    finding = only(report["findings"], "TU202")
+    assert (finding["line"], finding["api"], finding["elements_on_bound"], finding["elements"]) == (
+        6, "torch.fmax", 2, 4,
+    )
+
+
+def test_ctrl_c_still_reports(version: str, tmp_path: Path) -> None:
+    report, output, code = trace(version, tmp_path, "interrupted.py")
+    assert code == 130 and "KeyboardInterrupt" in output
+    assert only(report["findings"], "TU201")["line"] == 5
