@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from torchup.context import Context
 from torchup.diagnostics import Diagnostic, Severity
 from torchup.importer import import_edits
+from torchup.python_target import resolve_target
 from torchup.resolver import Resolver
 from torchup.rule import Rule
 from torchup.source import DecodeError, SourceFile
@@ -37,23 +38,47 @@ class Checker:
         self.engine_codes = {rule.code for rule in rules if rule.engine_emitted}
         self.rules = [rule for rule in rules if not rule.engine_emitted]
         self.names = {rule.code: rule.name for rule in rules}
-        self.triggers = tuple(sorted({word for rule in self.rules for word in rule.triggers}))
         self.prefilter = prefilter
-        # One scan of the bytes for any trigger as a whole word: `eig` must not match `weight`.
-        alternatives = "|".join(re.escape(word) for word in self.triggers)
-        self._trigger_text = re.compile(rf"\b(?:{alternatives})\b")
-        self._trigger_bytes = re.compile(rf"\b(?:{alternatives})\b".encode("ascii"))
+        self._patterns: dict[tuple[str, ...], tuple[re.Pattern[str], re.Pattern[bytes]] | None] = {}
 
-    def could_match(self, text: str) -> bool:
+    def rules_for(self, path: str) -> list[Rule]:
+        """The selected rules that can fire on this file (some depend on its target Python)."""
+        target = resolve_target(self.target_python, path)
+        return [rule for rule in self.rules if rule.applies_to(target)]
+
+    def _pattern(self, rules: list[Rule]) -> tuple[re.Pattern[str], re.Pattern[bytes]] | None:
+        """One regex for the trigger words of ``rules``, as whole words: `eig` must not match `weight`."""
+        key = tuple(rule.code for rule in rules)
+        if key not in self._patterns:
+            words = sorted({word for rule in rules for word in rule.triggers})
+            alternatives = "|".join(re.escape(word) for word in words)
+            self._patterns[key] = (
+                (re.compile(rf"\b(?:{alternatives})\b"), re.compile(rf"\b(?:{alternatives})\b".encode("ascii")))
+                if words
+                else None
+            )
+        return self._patterns[key]
+
+    def could_match(self, text: str, path: str) -> bool:
         """The pre-filter: no trigger word, no possible finding (a reference spells its name)."""
-        return not self.prefilter or not self.triggers or self._trigger_text.search(text) is not None
+        return self._could_match(text, path, 0)
 
-    def could_match_bytes(self, raw: bytes) -> bool:
-        return not self.prefilter or not self.triggers or self._trigger_bytes.search(raw) is not None
+    def could_match_bytes(self, raw: bytes, path: str) -> bool:
+        return self._could_match(raw, path, 1)
+
+    def _could_match(self, content: str | bytes, path: str, kind: int) -> bool:
+        if not self.prefilter or not self.rules:
+            return True  # nothing to filter by: only the engine's own checks (TU001) were selected
+        rules = self.rules_for(path)
+        pattern = self._pattern(rules) if rules else None
+        if pattern is None:
+            return bool(rules)  # rules without trigger words must see every file
+        return pattern[kind].search(content) is not None  # type: ignore[arg-type]
 
     def analyze(self, source: SourceFile) -> Analysis:
         analysis = Analysis(source)
-        if not (self.rules or self.engine_codes) or not self.could_match(source.text):
+        rules = self.rules_for(source.path)
+        if not (self.rules or self.engine_codes) or not self.could_match(source.text, source.path):
             return analysis
         try:
             tree = ast.parse(source.text, filename=source.path)
@@ -67,7 +92,7 @@ class Checker:
             return analysis
         resolver = Resolver(tree)
         ctx = Context(source, tree, resolver, target_python_option=self.target_python)
-        for rule in self.rules:
+        for rule in rules:
             ctx.rule = rule
             rule.check(ctx)
         analysis.tree, analysis.resolver, analysis.parsed = tree, resolver, True

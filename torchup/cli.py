@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("code", metavar="CODE")
     commands.add_parser("rules", help="list every rule")
     commands.add_parser(
+        "doctor", help="what to install for torch 2.14 / 2.15 on this machine, and what will not work", add_help=False
+    )
+    commands.add_parser(
         "trace",
         help="run a program and report the torch 2.14 changes its calls hit (torchup trace -- python x.py)",
         add_help=False,
@@ -75,6 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from torchup.trace import main as trace_main
 
         return trace_main(argv[1:])
+    if argv[:1] == ["doctor"]:
+        from torchup.doctor import main as doctor_main
+
+        return doctor_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     verbose = bool(getattr(args, "verbose", False)) or bool(os.environ.get("TORCHUP_DEBUG"))

@@ -15,6 +15,7 @@ from torchup.diagnostics import Severity
 
 if TYPE_CHECKING:
     from torchup.context import Context
+    from torchup.python_target import PythonTarget
 
 
 class FixAvailability(enum.Enum):
@@ -76,6 +77,11 @@ class Rule:
 
     def check(self, ctx: Context) -> None:
         """Report findings through ``ctx.report``."""
+
+    def applies_to(self, python: PythonTarget) -> bool:
+        """Whether the rule can fire on code for these Python versions. Decided before the
+        pre-filter, so a rule that cannot apply costs nothing (not even its trigger words)."""
+        return True
 
     def render_docs(self) -> str:
         lines = [f"# {self.code} {self.name}", "", self.summary, ""]

@@ -74,7 +74,7 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
         result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, message))
         return
     result.files_checked += 1
-    if not checker.could_match_bytes(raw):
+    if not checker.could_match_bytes(raw, path):
         return  # no trigger word: nothing this run can find
     try:
         source = SourceFile.from_bytes(path, raw)

@@ -7,7 +7,7 @@ import operator
 from collections.abc import Callable
 
 from torchup.context import Context
-from torchup.python_target import Version
+from torchup.python_target import PythonTarget, Version
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 
 COMPILE = frozenset({"torch.compile", "torch.compiler.compile"})
@@ -284,6 +284,9 @@ class CompileOnPython315(Rule):
             findings=0,
         ),
     )
+
+    def applies_to(self, python: PythonTarget) -> bool:
+        return python.includes_at_least(FIRST)
 
     def check(self, ctx: Context) -> None:
         references = ctx.references_to(COMPILE | OPTIMIZE | COND)
