@@ -1,0 +1,7 @@
+"""``python -m torchup.doctor [options]``"""
+
+import sys
+
+from torchup.doctor import main
+
+sys.exit(main())
