@@ -6,12 +6,11 @@ Exit codes: 0 nothing left to report, 1 findings remain, 2 usage or internal err
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import traceback
 from collections.abc import Sequence
 
 from torchup import __version__
+from torchup.guard import guarded
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -84,32 +83,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return doctor_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
-    verbose = bool(getattr(args, "verbose", False)) or bool(os.environ.get("TORCHUP_DEBUG"))
-    try:
-        if args.command in ("check", "fix"):
-            from torchup.commands import run_check
+    verbose = bool(getattr(args, "verbose", False))
+    return guarded(lambda: _dispatch(parser, args), "torchup", verbose)
 
-            return run_check(args, fix=args.command == "fix" or args.fix or args.diff)
-        if args.command == "rule":
-            from torchup.commands import show_rule
 
-            return show_rule(args.code)
-        if args.command == "rules":
-            from torchup.commands import list_rules
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.command in ("check", "fix"):
+        from torchup.commands import run_check
 
-            return list_rules()
-        parser.print_help()
-        return EXIT_ERROR
-    except KeyboardInterrupt:
-        sys.stderr.write("torchup: interrupted\n")
-        return 130
-    except BrokenPipeError:
-        return EXIT_CLEAN
-    except Exception as exc:  # never a traceback for users; tests set TORCHUP_DEBUG
-        if verbose:
-            traceback.print_exc()
-        sys.stderr.write(
-            f"torchup: internal error: {type(exc).__name__}: {exc}\n"
-            "  This is a bug in torchup; rerun with --verbose and report the output.\n"
-        )
-        return EXIT_ERROR
+        return run_check(args, fix=args.command == "fix" or args.fix or args.diff)
+    if args.command == "rule":
+        from torchup.commands import show_rule
+
+        return show_rule(args.code)
+    if args.command == "rules":
+        from torchup.commands import list_rules
+
+        return list_rules()
+    parser.print_help()
+    return EXIT_ERROR

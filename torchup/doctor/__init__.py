@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import re
 import sys
-import traceback
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from torchup.guard import guarded
 
 if TYPE_CHECKING:
     from torchup.doctor.probes import Environment
@@ -112,35 +112,26 @@ def apply_what_if(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    debug = bool(os.environ.get("TORCHUP_DEBUG"))
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    return guarded(lambda: _run(args_list), "torchup doctor")
+
+
+def _run(argv: list[str]) -> int:
+    from torchup.doctor.matrix import load
+
+    matrix = load()
+    parser = build_parser(matrix.releases, list(matrix.platforms), matrix.accelerators())
     try:
-        from torchup.doctor.matrix import load
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # usage errors (2) and --help (0) end here, without a traceback
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    from torchup.doctor.advice import diagnose
+    from torchup.doctor.probes import detect
+    from torchup.doctor.report import render_json, render_text
 
-        matrix = load()
-        parser = build_parser(matrix.releases, list(matrix.platforms), matrix.accelerators())
-        try:
-            args = parser.parse_args(argv)
-        except SystemExit as exc:  # usage errors (2) and --help (0) end here, without a traceback
-            return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
-        from torchup.doctor.advice import diagnose
-        from torchup.doctor.probes import detect
-        from torchup.doctor.report import render_json, render_text
-
-        env = apply_what_if(detect(args.probe_timeout, import_torch_too=args.import_torch), args, matrix.platforms)
-        report = diagnose(env, matrix, args.target, args.accelerator)
-        render = render_json if args.output_format == "json" else render_text
-        sys.stdout.write(render(report, matrix))
-        sys.stdout.flush()
-        return report.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("torchup doctor: interrupted\n")
-        return 130
-    except BrokenPipeError:
-        return EXIT_READY
-    except Exception as exc:  # never a traceback for users; tests set TORCHUP_DEBUG
-        if debug:
-            traceback.print_exc()
-        sys.stderr.write(f"torchup doctor: internal error: {type(exc).__name__}: {exc}\n"
-                         "  This is a bug in torchup; rerun with TORCHUP_DEBUG=1 and report the output.\n")
-        return EXIT_USAGE
+    env = apply_what_if(detect(args.probe_timeout, import_torch_too=args.import_torch), args, matrix.platforms)
+    report = diagnose(env, matrix, args.target, args.accelerator)
+    render = render_json if args.output_format == "json" else render_text
+    sys.stdout.write(render(report, matrix))
+    sys.stdout.flush()
+    return report.exit_code
