@@ -63,6 +63,7 @@ class Diagnostic:
     fix: Fix | None = None
     start: int = 0  # text offsets, for fixing and noqa
     end: int = 0
+    cell: int | None = None  # notebooks: the 1-based index of the code cell; line/column are in that cell
     notes: list[str] = field(default_factory=list)
 
     def sort_key(self) -> tuple[str, int, int, str]:
