@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from torchup.context import Context
@@ -13,6 +14,7 @@ from torchup.importer import import_edits
 from torchup.python_target import resolve_target
 from torchup.resolver import Resolver
 from torchup.rule import Rule
+from torchup.rules import all_rules
 from torchup.source import DecodeError, SourceFile
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
@@ -32,19 +34,55 @@ class Analysis:
     parsed: bool = False  # False: the pre-filter ruled the file out, or it did not parse
 
 
+# The settings that decide what runs on one file (from the nearest config and the command line).
+SettingsFor = Callable[[str], "FileSettings"]
+
+
+@dataclass(frozen=True)
+class FileSettings:
+    rules: tuple[Rule, ...]  # selected, after per-file ignores, engine rules included
+    target_python: str | None = None
+    target_version: str | None = None
+
+
 class Checker:
-    def __init__(self, rules: list[Rule], *, prefilter: bool = True, target_python: str | None = None) -> None:
+    def __init__(
+        self,
+        rules: list[Rule],
+        *,
+        prefilter: bool = True,
+        target_python: str | None = None,
+        settings_for: SettingsFor | None = None,
+    ) -> None:
+        """``rules``: the selection for every file; ``settings_for``, when given, decides per file."""
         self.target_python = target_python
         self.engine_codes = {rule.code for rule in rules if rule.engine_emitted}
         self.rules = [rule for rule in rules if not rule.engine_emitted]
-        self.names = {rule.code: rule.name for rule in rules}
+        self.names = {rule.code: rule.name for rule in all_rules()}
         self.prefilter = prefilter
+        self.settings_for = settings_for
         self._patterns: dict[tuple[str, ...], tuple[re.Pattern[str], re.Pattern[bytes]] | None] = {}
 
+    def file_settings(self, path: str) -> FileSettings:
+        if self.settings_for is not None:
+            return self.settings_for(path)
+        return FileSettings((*self.rules, *(r for r in all_rules() if r.code in self.engine_codes)), self.target_python)
+
+    def reports(self, code: str, path: str) -> bool:
+        """Is ``code`` selected for this file (engine findings are filtered with this)?"""
+        return any(rule.code == code for rule in self.file_settings(path).rules)
+
     def rules_for(self, path: str) -> list[Rule]:
-        """The selected rules that can fire on this file (some depend on its target Python)."""
-        target = resolve_target(self.target_python, path)
-        return [rule for rule in self.rules if rule.applies_to(target)]
+        """The selected rules that can fire on this file (its target Python and torch release)."""
+        settings = self.file_settings(path)
+        target = resolve_target(settings.target_python, path)
+        return [
+            rule
+            for rule in settings.rules
+            if not rule.engine_emitted
+            and rule.applies_to(target)
+            and (settings.target_version is None or _release(rule.since) <= _release(settings.target_version))
+        ]
 
     def _pattern(self, rules: list[Rule]) -> tuple[re.Pattern[str], re.Pattern[bytes]] | None:
         """One regex for the trigger words of ``rules``, as whole words: `eig` must not match `weight`."""
@@ -67,7 +105,7 @@ class Checker:
         return self._could_match(raw, path, 1)
 
     def _could_match(self, content: str | bytes, path: str, kind: int) -> bool:
-        if not self.prefilter or not self.rules:
+        if not self.prefilter or all(rule.engine_emitted for rule in self.file_settings(path).rules):
             return True  # nothing to filter by: only the engine's own checks (TU001) were selected
         rules = self.rules_for(path)
         pattern = self._pattern(rules) if rules else None
@@ -78,7 +116,7 @@ class Checker:
     def analyze(self, source: SourceFile) -> Analysis:
         analysis = Analysis(source)
         rules = self.rules_for(source.path)
-        if not (self.rules or self.engine_codes) or not self.could_match(source.text, source.path):
+        if not self.file_settings(source.path).rules or not self.could_match(source.text, source.path):
             return analysis
         try:
             tree = ast.parse(source.text, filename=source.path)
@@ -91,7 +129,7 @@ class Checker:
             analysis.diagnostics.append(self.engine_diagnostic(SYNTAX_ERROR, source.path, message, 1, 1))
             return analysis
         resolver = Resolver(tree)
-        ctx = Context(source, tree, resolver, target_python_option=self.target_python)
+        ctx = Context(source, tree, resolver, target_python_option=self.file_settings(source.path).target_python)
         for rule in rules:
             ctx.rule = rule
             rule.check(ctx)
@@ -132,6 +170,10 @@ class Checker:
             end_column=column,
             severity=Severity.ERROR,
         )
+
+
+def _release(version: str | None) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".")) if version else ()
 
 
 def suppress_noqa(source: SourceFile, diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from torchup import __version__
+from torchup.config import KNOWN_RELEASES, OUTPUT_FORMATS
 from torchup.guard import guarded
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -32,7 +33,14 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-respect-gitignore", action="store_true", help="also check files .gitignore ignores")
     parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that may change behaviour")
     parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
-    parser.add_argument("--output-format", choices=("full", "concise", "json"), default="full")
+    parser.add_argument("--output-format", choices=OUTPUT_FORMATS, help="how to print findings (default: full)")
+    parser.add_argument("--stdin-filename", metavar="PATH", help="the name of the source read from `-` (stdin)")
+    parser.add_argument("--config", metavar="PATH", help="use this torchup.toml / pyproject.toml for every file")
+    parser.add_argument("--isolated", action="store_true", help="ignore all configuration files")
+    parser.add_argument("--show-settings", action="store_true", help="print the resolved settings and exit")
+    parser.add_argument(
+        "--target-version", choices=KNOWN_RELEASES, help="the torch release to migrate to (default: the newest known)"
+    )
     parser.add_argument("--no-prefilter", action="store_true", help="parse every file, even those that cannot match")
     parser.add_argument(
         "--target-python",

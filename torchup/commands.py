@@ -6,49 +6,71 @@ import argparse
 import sys
 
 from torchup.checker import Checker
+from torchup.config import ConfigError, Settings
 from torchup.discovery import DEFAULT_EXCLUDE, Discovery
+from torchup.fixer import fix_source
 from torchup.output import Style, use_colour, write_report
 from torchup.python_target import parse_version
 from torchup.rules import all_rules, rule_by_code
 from torchup.runner import RunOptions, RunResult, run
-from torchup.selection import SelectionError, select_rules, split_codes
+from torchup.selection import split_codes
+from torchup.settings import SettingsProvider
+from torchup.source import DecodeError, SourceFile
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def run_check(args: argparse.Namespace, *, fix: bool) -> int:
-    try:
-        rules = select_rules(
-            all_rules(),
-            split_codes(args.select) or None,
-            split_codes(args.extend_select),
-            split_codes(args.ignore),
-        )
-    except SelectionError as exc:
-        sys.stderr.write(f"torchup: error: {exc}\n")
-        return EXIT_ERROR
     if args.target_python is not None:
         try:
             parse_version(args.target_python)
         except ValueError as exc:
             sys.stderr.write(f"torchup: error: --target-python: {exc}\n")
             return EXIT_ERROR
-    checker = Checker(rules, prefilter=not args.no_prefilter, target_python=args.target_python)
+    overrides = {
+        "select": tuple(split_codes(args.select)) or None,
+        "extend_select": tuple(split_codes(args.extend_select)) or None,
+        "ignore": tuple(split_codes(args.ignore)) or None,
+        "exclude": tuple(split_codes(args.exclude)) or None,
+        "extend_exclude": tuple(split_codes(args.extend_exclude)) or None,
+        "target_python": args.target_python,
+        "target_version": args.target_version,
+        "unsafe_fixes": True if args.unsafe_fixes else None,
+        "output_format": args.output_format,
+    }
+    provider = SettingsProvider(overrides, config=args.config, isolated=args.isolated)
+    try:
+        # The settings of the first path (or the working directory) decide discovery and output.
+        settings = provider.settings(args.paths[0] if args.paths else ".")
+        provider(args.paths[0] if args.paths else ".")  # validates rule codes in the config
+    except ConfigError as exc:
+        sys.stderr.write(f"torchup: error: {exc}\n")
+        return EXIT_ERROR
+    if args.show_settings:
+        sys.stdout.write(settings.describe())
+        return EXIT_CLEAN
+    checker = Checker([], prefilter=not args.no_prefilter, settings_for=provider)
+    if args.paths == ["-"]:
+        return _run_stdin(args, checker, settings, fix=fix)
     discovery = Discovery(
-        exclude=tuple(split_codes(args.exclude)) if args.exclude else DEFAULT_EXCLUDE,
-        extend_exclude=tuple(split_codes(args.extend_exclude)),
+        exclude=settings.exclude if settings.exclude is not None else DEFAULT_EXCLUDE,
+        extend_exclude=settings.extend_exclude,
         respect_gitignore=not args.no_respect_gitignore,
     )
-    options = RunOptions(fix=fix, unsafe_fixes=args.unsafe_fixes, diff=args.diff)
-    result = run(args.paths, checker, discovery, options)
-    selected = {rule.code for rule in rules}
-    diagnostics = [d for d in result.diagnostics if d.code in selected]
+    options = RunOptions(fix=fix, unsafe_fixes=settings.unsafe_fixes, diff=args.diff)
+    try:
+        result = run(args.paths, checker, discovery, options)
+    except ConfigError as exc:  # a file deeper in the tree with a broken config
+        sys.stderr.write(f"torchup: error: {exc}\n")
+        return EXIT_ERROR
+    diagnostics = [d for d in result.diagnostics if checker.reports(d.code, d.path)]
+    output_format = settings.output_format
     if args.diff:
         sys.stdout.write("".join(result.diffs))
     else:
-        write_report(diagnostics, result.sources.get, args.output_format)
-    if not args.quiet and args.output_format != "json":
-        _summary(result, diagnostics, fix=fix, diff=args.diff, unsafe=args.unsafe_fixes)
+        write_report(diagnostics, result.sources.get, output_format)
+    if not args.quiet and output_format in ("full", "concise"):
+        _summary(result, diagnostics, fix=fix, diff=args.diff, unsafe=settings.unsafe_fixes)
     if result.files_checked == 0 and result.files_failed > 0:
         return EXIT_ERROR
     if args.exit_zero:
@@ -56,6 +78,28 @@ def run_check(args: argparse.Namespace, *, fix: bool) -> int:
     if args.diff:
         return EXIT_FINDINGS if result.diffs else EXIT_CLEAN
     return EXIT_FINDINGS if diagnostics else EXIT_CLEAN
+
+
+def _run_stdin(args: argparse.Namespace, checker: Checker, settings: Settings, *, fix: bool) -> int:
+    """``torchup check -``: findings for stdin; ``torchup fix -``: the fixed source on stdout."""
+    name = args.stdin_filename or "<stdin>"
+    raw = sys.stdin.buffer.read()
+    try:
+        source = SourceFile.from_bytes(name, raw)
+    except DecodeError as exc:
+        write_report([checker.decode_error(name, exc)], lambda _: None, settings.output_format, sys.stderr)
+        if fix:
+            sys.stdout.buffer.write(raw)
+        return EXIT_FINDINGS
+    if fix and not args.diff:
+        outcome = fix_source(checker, source, unsafe=settings.unsafe_fixes)
+        sys.stdout.buffer.write(source.encode(outcome.text))
+        fixed = SourceFile(name, source.encode(outcome.text), outcome.text, source.encoding)
+        write_report(outcome.remaining, {name: fixed}.get, settings.output_format, sys.stderr)
+        return EXIT_FINDINGS if outcome.remaining and not args.exit_zero else EXIT_CLEAN
+    diagnostics = checker.analyze(source).diagnostics
+    write_report(diagnostics, {name: source}.get, settings.output_format)
+    return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
 
 
 def _summary(result: RunResult, diagnostics: list, *, fix: bool, diff: bool, unsafe: bool) -> None:

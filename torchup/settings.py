@@ -1,0 +1,74 @@
+"""Resolve the settings for each checked file: nearest config file, then command-line options."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from torchup.checker import FileSettings
+from torchup.config import ConfigError, Settings, load, nearest_config, with_overrides
+from torchup.rule import Rule
+from torchup.rules import all_rules
+from torchup.selection import SelectionError, select_rules
+
+
+@dataclass
+class SettingsProvider:
+    """``--isolated``: no file; ``--config PATH``: that file for every path; else the nearest one."""
+
+    overrides: dict[str, Any]
+    config: str | None = None
+    isolated: bool = False
+    _by_file: dict[str | None, tuple[Settings, list[Rule]]] = field(default_factory=dict)
+
+    def settings(self, path: str) -> Settings:
+        return self._resolved(path)[0]
+
+    def _config_path(self, path: str) -> Path | None:
+        if self.isolated:
+            return None
+        if self.config is not None:
+            return Path(self.config)
+        target = Path(os.path.realpath(path))  # never raises, even on a symlink loop
+        return nearest_config(target if os.path.isdir(target) else target.parent)
+
+    def _resolved(self, path: str) -> tuple[Settings, list[Rule]]:
+        config_path = self._config_path(path)
+        key = str(config_path) if config_path else None
+        if key not in self._by_file:
+            base = load(config_path) if config_path else Settings()
+            settings = with_overrides(base, **self.overrides)
+            try:
+                rules = select_rules(all_rules(), settings.select, settings.extend_select, settings.ignore)
+                for _, codes in settings.per_file_ignores:
+                    select_rules(all_rules(), None, (), codes)
+            except SelectionError as exc:
+                where = f"{config_path}: " if config_path else ""
+                raise ConfigError(f"{where}{exc}") from None
+            self._by_file[key] = (settings, rules)
+        return self._by_file[key]
+
+    def __call__(self, path: str) -> FileSettings:
+        settings, rules = self._resolved(path)
+        ignored = _ignored_codes(settings, path)
+        if ignored:
+            rules = [rule for rule in rules if not any(rule.code.startswith(code) for code in ignored)]
+        return FileSettings(tuple(rules), settings.target_python, settings.target_version)
+
+
+def _ignored_codes(settings: Settings, path: str) -> tuple[str, ...]:
+    if not settings.per_file_ignores:
+        return ()
+    resolved = Path(os.path.realpath(path))
+    try:
+        relative = resolved.relative_to(settings.root).as_posix()
+    except ValueError:
+        relative = resolved.as_posix()
+    codes: list[str] = []
+    for glob, glob_codes in settings.per_file_ignores:
+        if fnmatch.fnmatch(relative, glob) or fnmatch.fnmatch(resolved.name, glob):
+            codes.extend(glob_codes)
+    return tuple(codes)
