@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from torchup.checker import Checker
 from torchup.config import ConfigError, Settings
 from torchup.discovery import DEFAULT_EXCLUDE, Discovery
 from torchup.fixer import fix_source
+from torchup.formats import render, render_fixes, render_statistics
 from torchup.output import Style, use_colour, write_report
 from torchup.python_target import parse_version
 from torchup.rules import all_rules, rule_by_code
@@ -67,9 +69,16 @@ def run_check(args: argparse.Namespace, *, fix: bool) -> int:
     output_format = settings.output_format
     if args.diff:
         sys.stdout.write("".join(result.diffs))
+    elif args.statistics:
+        _emit(args, render_statistics(diagnostics, unsafe_fixes=settings.unsafe_fixes,
+                                      output_format="json" if output_format == "json" else "text"))
+    elif output_format in ("full", "concise") and not args.output_file:
+        write_report(diagnostics, result.sources.get, output_format)  # colour on a terminal
     else:
-        write_report(diagnostics, result.sources.get, output_format)
-    if not args.quiet and output_format in ("full", "concise"):
+        _emit(args, render(output_format, diagnostics, result.sources.get, root=project_root()))
+    if args.show_fixes and fix and result.fixed_diagnostics:
+        sys.stdout.write(render_fixes(result.fixed_diagnostics, root=project_root()))
+    if not args.quiet and output_format in ("full", "concise") and not args.statistics:
         _summary(result, diagnostics, fix=fix, diff=args.diff, unsafe=settings.unsafe_fixes)
     if result.files_checked == 0 and result.files_failed > 0:
         return EXIT_ERROR
@@ -78,6 +87,22 @@ def run_check(args: argparse.Namespace, *, fix: bool) -> int:
     if args.diff:
         return EXIT_FINDINGS if result.diffs else EXIT_CLEAN
     return EXIT_FINDINGS if diagnostics else EXIT_CLEAN
+
+
+def _emit(args: argparse.Namespace, text: str) -> None:
+    if args.output_file:
+        Path(args.output_file).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+def project_root() -> Path:
+    """Where report paths are relative to (SARIF's %SRCROOT%): the git work tree, else the cwd."""
+    current = Path.cwd()
+    for directory in (current, *current.parents):
+        if (directory / ".git").exists():
+            return directory
+    return current
 
 
 def _run_stdin(args: argparse.Namespace, checker: Checker, settings: Settings, *, fix: bool) -> int:

@@ -30,6 +30,7 @@ class RunResult:
     files_failed: int = 0  # could not be read at all
     fixed: int = 0
     files_fixed: int = 0
+    fixed_diagnostics: list[Diagnostic] = field(default_factory=list)  # what the applied fixes resolved
     diffs: list[str] = field(default_factory=list)
 
 
@@ -91,6 +92,7 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
         return
     if options.diff:
         result.fixed += len(outcome.fixed)
+        result.fixed_diagnostics.extend(outcome.fixed)
         result.files_fixed += 1
         result.diffs.append(unified_diff(path, source.text, outcome.text))
         return
@@ -105,6 +107,7 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
         result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, message))
         return
     result.fixed += len(outcome.fixed)
+    result.fixed_diagnostics.extend(outcome.fixed)
     result.files_fixed += 1
     result.sources[path] = SourceFile(path, source.encode(outcome.text), outcome.text, source.encoding)
 
