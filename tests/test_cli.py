@@ -23,7 +23,7 @@ from torchup.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ALL_CODES = [
-    "TU000", "TU001", "TU101", "TU102", "TU103", "TU104", "TU105", "TU110", "TU120", "TU130", "TU140", "TU201", "TU202",
+    "TU000", "TU001", "TU002", "TU101", "TU102", "TU103", "TU104", "TU105", "TU110", "TU120", "TU130", "TU140", "TU201", "TU202",
     "TU301", "TU401",
 ]
 ANSI = "\033["

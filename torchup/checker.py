@@ -16,8 +16,7 @@ from torchup.resolver import Resolver
 from torchup.rule import Rule
 from torchup.rules import all_rules
 from torchup.source import DecodeError, SourceFile
-
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
+from torchup.suppressions import UNUSED_NOQA, apply_suppressions, mentions_noqa
 
 SYNTAX_ERROR = "TU001"
 IO_ERROR = "TU000"
@@ -107,6 +106,8 @@ class Checker:
     def _could_match(self, content: str | bytes, path: str, kind: int) -> bool:
         if not self.prefilter or all(rule.engine_emitted for rule in self.file_settings(path).rules):
             return True  # nothing to filter by: only the engine's own checks (TU001) were selected
+        if mentions_noqa(content) and self.reports(UNUSED_NOQA, path):
+            return True  # an unused noqa comment is a finding even where no rule's trigger word appears
         rules = self.rules_for(path)
         pattern = self._pattern(rules) if rules else None
         if pattern is None:
@@ -134,7 +135,15 @@ class Checker:
             ctx.rule = rule
             rule.check(ctx)
         analysis.tree, analysis.resolver, analysis.parsed = tree, resolver, True
-        analysis.diagnostics = suppress_noqa(source, ctx.diagnostics)
+        # Suppression comments; TU002 judges only the codes of rules that ran on this file.
+        engine = {rule.code for rule in self.file_settings(source.path).rules if rule.engine_emitted}
+        analysis.diagnostics = apply_suppressions(
+            source,
+            ctx.diagnostics,
+            ran={rule.code for rule in rules} | engine,
+            report_unused=UNUSED_NOQA in engine,
+            unused_name=self.names.get(UNUSED_NOQA, UNUSED_NOQA),
+        )
         for diagnostic in analysis.diagnostics:
             fix = diagnostic.fix
             if fix is not None and (fix.imports or fix.released_names):
@@ -175,18 +184,3 @@ class Checker:
 def _release(version: str | None) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split(".")) if version else ()
 
-
-def suppress_noqa(source: SourceFile, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """Drop findings whose first line carries ``# noqa`` or ``# noqa: CODE[, CODE]``."""
-    if "noqa" not in source.text.lower():
-        return diagnostics
-    kept = []
-    for diagnostic in diagnostics:
-        match = _NOQA.search(source.line_text(diagnostic.line))
-        if match is None:
-            kept.append(diagnostic)
-            continue
-        codes = match.group("codes")
-        if codes is not None and diagnostic.code.upper() not in {c.upper() for c in re.split(r"[\s,]+", codes)}:
-            kept.append(diagnostic)
-    return kept

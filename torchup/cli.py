@@ -36,6 +36,9 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-format", choices=OUTPUT_FORMATS, help="how to print findings (default: full)")
     parser.add_argument("--output-file", metavar="PATH", help="write the report to PATH instead of stdout")
     parser.add_argument("--statistics", action="store_true", help="print the number of findings per code instead")
+    parser.add_argument(
+        "--add-noqa", action="store_true", help="write `# noqa: CODE` for every current finding (adopt on legacy code)"
+    )
     parser.add_argument("--show-fixes", action="store_true", help="after fixing, list what was fixed")
     parser.add_argument("--stdin-filename", metavar="PATH", help="the name of the source read from `-` (stdin)")
     parser.add_argument("--config", metavar="PATH", help="use this torchup.toml / pyproject.toml for every file")

@@ -59,6 +59,13 @@ def run_check(args: argparse.Namespace, *, fix: bool) -> int:
         extend_exclude=settings.extend_exclude,
         respect_gitignore=not args.no_respect_gitignore,
     )
+    if args.add_noqa:
+        from torchup.add_noqa import add_noqa
+
+        added, left = add_noqa(checker, args.paths, discovery)
+        write_report(left, lambda _: None, settings.output_format)
+        sys.stdout.write(f"Added {added} noqa directive{'s' * (added != 1)}.\n")
+        return EXIT_FINDINGS if left and not args.exit_zero else EXIT_CLEAN
     options = RunOptions(fix=fix, unsafe_fixes=settings.unsafe_fixes, diff=args.diff)
     try:
         result = run(args.paths, checker, discovery, options)

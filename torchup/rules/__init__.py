@@ -10,6 +10,7 @@ from torchup.rule import Rule
 RULE_MODULES = (
     "tu000_io_error",
     "tu001_syntax_error",
+    "tu002_unused_noqa",
     "tu101_torch_cholesky",
     "tu102_tensor_cholesky",
     "tu103_torch_qr",
