@@ -82,7 +82,7 @@ def test_a_directory_without_pyvenv_cfg_is_walked(capsys, tmp_path):
 
 
 def test_pyi_files_are_included_other_suffixes_are_not(capsys, tmp_path):
-    make_tree(tmp_path, "mod.py", "stubs/mod.pyi", "notes.txt", "mod.pyx", "script", "mod.py.bak", "mod.ipynb")
+    make_tree(tmp_path, "mod.py", "stubs/mod.pyi", "notes.txt", "mod.pyx", "script", "mod.py.bak")
     assert checked(capsys, tmp_path, str(tmp_path)) == ["mod.py", "stubs/mod.pyi"]
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SOURCE_SUFFIXES = (".py", ".pyi")
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks: see torchup.notebook
 
 # ruff's default exclusions, plus __pycache__ and site-packages.
 DEFAULT_EXCLUDE = (

@@ -55,6 +55,9 @@ def fix_label(diagnostic: Diagnostic) -> str:
 
 
 def location(diagnostic: Diagnostic) -> str:
+    """``path:line:column``; in a notebook ``path:cell N:line:column`` (the line within code cell N)."""
+    if diagnostic.cell is not None:
+        return f"{diagnostic.path}:cell {diagnostic.cell}:{diagnostic.line}:{diagnostic.column}"
     return f"{diagnostic.path}:{diagnostic.line}:{diagnostic.column}"
 
 
@@ -65,6 +68,9 @@ def render_concise(diagnostic: Diagnostic, style: Style) -> str:
 
 def render_full(diagnostic: Diagnostic, source: SourceFile | None, style: Style) -> str:
     lines = [render_concise(diagnostic, style)]
+    if diagnostic.cell is not None:  # a notebook: show the line of that cell (torchup.notebook.NotebookSource)
+        cell_source = getattr(source, "cell_source", None)
+        source = cell_source(diagnostic.cell) if cell_source is not None else None
     if source is not None and diagnostic.line <= len(source.line_starts):
         text = source.line_text(diagnostic.line).expandtabs(4) if "\t" in source.line_text(diagnostic.line) \
             else source.line_text(diagnostic.line)
@@ -118,6 +124,7 @@ def to_json(diagnostic: Diagnostic, source: SourceFile | None) -> dict[str, Any]
         "name": diagnostic.name,
         "message": diagnostic.message,
         "path": diagnostic.path,
+        **({"cell": diagnostic.cell} if diagnostic.cell is not None else {}),  # notebooks: line/column in the cell
         "line": diagnostic.line,
         "column": diagnostic.column,
         "end_line": diagnostic.end_line,

@@ -10,6 +10,8 @@ from torchup.checker import IO_ERROR, Checker
 from torchup.diagnostics import Diagnostic
 from torchup.discovery import Discovery, Missing, Target
 from torchup.fixer import ChangedOnDisk, fix_source, write_atomic
+from torchup.notebook import is_notebook, prefilter_bytes
+from torchup.notebook import process as process_notebook
 from torchup.source import DecodeError, SourceFile
 
 _READ_ADVICE = "check the path and its permissions"
@@ -60,8 +62,13 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
                 "unchanged. This is a bug in torchup: please report it (TORCHUP_DEBUG=1 shows the traceback)"
             )
             result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, target.path, message))
-    result.diagnostics.sort(key=Diagnostic.sort_key)
+    result.diagnostics.sort(key=_order)
     return result
+
+
+def _order(diagnostic: Diagnostic) -> tuple[str, int, int, int, str]:
+    """Diagnostic.sort_key, with a notebook's findings in cell order (their lines are per cell)."""
+    return (diagnostic.path, diagnostic.cell or 0, diagnostic.line, diagnostic.column, diagnostic.code)
 
 
 def _process(target: Target, checker: Checker, options: RunOptions, result: RunResult) -> None:
@@ -75,6 +82,9 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
         result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, message))
         return
     result.files_checked += 1
+    if is_notebook(path):
+        _process_notebook(path, raw, checker, options, result)
+        return
     if not checker.could_match_bytes(raw, path):
         return  # no trigger word: nothing this run can find
     try:
@@ -96,20 +106,46 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
         result.files_fixed += 1
         result.diffs.append(unified_diff(path, source.text, outcome.text))
         return
-    try:
-        write_atomic(path, source.encode(outcome.text), raw)
-    except ChangedOnDisk:
-        message = f"{path} changed on disk while torchup was fixing it; nothing was written, run again"
-        result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, message))
-        return
-    except OSError as exc:
-        message = f"cannot write the fixed {path}: {exc.strerror or exc}; the file was left as it was"
-        result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, message))
+    if not _write(path, source.encode(outcome.text), raw, checker, result):
         return
     result.fixed += len(outcome.fixed)
     result.fixed_diagnostics.extend(outcome.fixed)
     result.files_fixed += 1
     result.sources[path] = SourceFile(path, source.encode(outcome.text), outcome.text, source.encoding)
+
+
+def _process_notebook(path: str, raw: bytes, checker: Checker, options: RunOptions, result: RunResult) -> None:
+    """A Jupyter notebook: its code cells are checked and fixed together (see torchup.notebook)."""
+    if not checker.could_match_bytes(prefilter_bytes(raw), path):
+        return  # no trigger word anywhere in the file
+    outcome = process_notebook(checker, path, raw, fix=options.fix, unsafe=options.unsafe_fixes)
+    result.diagnostics.extend(outcome.diagnostics)
+    if outcome.source is not None:
+        result.sources[path] = outcome.source
+    if outcome.data is None or outcome.after is None or outcome.data == raw:
+        return
+    if options.diff:
+        result.diffs.append(unified_diff(path, outcome.before, outcome.after))
+    elif not _write(path, outcome.data, raw, checker, result):
+        return
+    result.fixed += len(outcome.fixed)
+    result.fixed_diagnostics.extend(outcome.fixed)
+    result.files_fixed += 1
+
+
+def _write(path: str, data: bytes, raw: bytes, checker: Checker, result: RunResult) -> bool:
+    """Replace the file atomically; on failure, report it and leave the file as it was."""
+    try:
+        write_atomic(path, data, raw)
+    except ChangedOnDisk:
+        message = f"{path} changed on disk while torchup was fixing it; nothing was written, run again"
+        result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, message))
+        return False
+    except OSError as exc:
+        message = f"cannot write the fixed {path}: {exc.strerror or exc}; the file was left as it was"
+        result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, message))
+        return False
+    return True
 
 
 def _read(path: str) -> bytes:
