@@ -27,7 +27,10 @@ from torchup.output import to_json, write_report
 from torchup.rules import all_rules, rule_by_code
 from torchup.source import SourceFile
 
-SARIF_SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "data" / "sarif-schema-2.1.0.json"
+# The official schema ships in the workplace's shared/ folder, beside the checkout (as in CI);
+# TORCHUP_SHARED_DIR points elsewhere when the checkout lives somewhere else.
+SHARED = Path(os.environ.get("TORCHUP_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared"))
+SARIF_SCHEMA = SHARED / "data" / "sarif-schema-2.1.0.json"
 
 # TU101 on line 2, TU103 on line 3 (safe fixes), TU102 on line 6 (unsafe fix: `m` may not be a tensor).
 CODE = """\
