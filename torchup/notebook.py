@@ -56,7 +56,7 @@ from functools import cached_property
 from torchup.checker import SYNTAX_ERROR, Checker
 from torchup.diagnostics import Diagnostic
 from torchup.fixer import fix_source
-from torchup.source import SourceFile
+from torchup.source import DecodeError, SourceFile
 
 NOTEBOOK_SUFFIX = ".ipynb"
 
@@ -85,14 +85,8 @@ def prefilter_bytes(raw: bytes) -> bytes:
     return _ESCAPE_FOR_PREFILTER.sub(b"  ", raw)
 
 
-class NotebookError(Exception):
+class NotebookError(DecodeError):
     """The file is not a notebook torchup can read; ``line``/``column`` locate it in the file."""
-
-    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
 
 
 class NotebookSplitError(Exception):
