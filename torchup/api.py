@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from torchup.checker import Checker
 from torchup.diagnostics import Diagnostic
 from torchup.fixer import fix_source as _fix
+from torchup.python_target import forget_files
 from torchup.rules import all_rules
 from torchup.selection import select_rules
 from torchup.source import DecodeError, SourceFile
@@ -34,6 +35,7 @@ class FixResult:
 
 
 def _checker(select: Sequence[str] | None, ignore: Sequence[str], target_python: str | None) -> Checker:
+    forget_files()  # an editor calls us again and again while pyproject.toml files change
     return Checker(select_rules(all_rules(), select, (), ignore), target_python=target_python)
 
 

@@ -67,6 +67,14 @@ class Checker:
             return self.settings_for(path)
         return FileSettings((*self.rules, *(r for r in all_rules() if r.code in self.engine_codes)), self.target_python)
 
+    def fingerprint(self, path: str) -> str:
+        """Everything about the settings that decides this file's findings (the cache key's half)."""
+        settings = self.file_settings(path)
+        codes = ",".join(sorted(rule.code for rule in settings.rules))
+        target = resolve_target(settings.target_python, path)
+        versions = ",".join(f"{a}.{b}" for a, b in sorted(target.versions))
+        return f"{codes}|{versions}|{settings.target_version}|{int(self.prefilter)}"
+
     def reports(self, code: str, path: str) -> bool:
         """Is ``code`` selected for this file (engine findings are filtered with this)?"""
         return any(rule.code == code for rule in self.file_settings(path).rules)

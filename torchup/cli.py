@@ -6,11 +6,11 @@ Exit codes: 0 nothing left to report, 1 findings remain, 2 usage or internal err
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from torchup import __version__
-from torchup.config import KNOWN_RELEASES, OUTPUT_FORMATS
 from torchup.guard import guarded
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -24,6 +24,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_check_options(parser: argparse.ArgumentParser) -> None:
+    from torchup.config import KNOWN_RELEASES, OUTPUT_FORMATS  # not needed for --version
     parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .)")
     parser.add_argument("--select", action="append", metavar="CODES", help="only these codes or prefixes (TU1,TU101)")
     parser.add_argument("--extend-select", action="append", metavar="CODES", help="add codes to the selection")
@@ -34,6 +35,10 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that may change behaviour")
     parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     parser.add_argument("--output-format", choices=OUTPUT_FORMATS, help="how to print findings (default: full)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write .torchup_cache")
+    parser.add_argument(
+        "--jobs", "-j", type=int, metavar="N", default=os.cpu_count() or 1, help="worker processes (default: CPU count)"
+    )
     parser.add_argument("--output-file", metavar="PATH", help="write the report to PATH instead of stdout")
     parser.add_argument("--statistics", action="store_true", help="print the number of findings per code instead")
     parser.add_argument(
@@ -74,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     rule = commands.add_parser("rule", help="print one rule's documentation")
     rule.add_argument("code", metavar="CODE")
     commands.add_parser("rules", help="list every rule")
+    commands.add_parser("clean", help="remove the .torchup_cache directory here")
     commands.add_parser(
         "doctor", help="what to install for torch 2.14 / 2.15 on this machine, and what will not work", add_help=False
     )
@@ -87,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # the fast path: no parser, no configuration code (exits as argparse does)
+        sys.stdout.write(f"torchup {__version__}\n")
+        raise SystemExit(EXIT_CLEAN)
     if argv[:1] == ["trace"]:  # its own parser: everything after it belongs to the traced program
         from torchup.trace import main as trace_main
 
@@ -114,5 +123,9 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from torchup.commands import list_rules
 
         return list_rules()
+    if args.command == "clean":
+        from torchup.commands import clean
+
+        return clean()
     parser.print_help()
     return EXIT_ERROR

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
+from torchup.cache import CACHE_DIR_NAME, Cache
 from torchup.checker import Checker
 from torchup.config import ConfigError, Settings
 from torchup.discovery import DEFAULT_EXCLUDE, Discovery
 from torchup.fixer import fix_source
 from torchup.formats import render, render_fixes, render_statistics
 from torchup.output import Style, use_colour, write_report
+from torchup.progress import Progress
 from torchup.python_target import parse_version
 from torchup.rules import all_rules, rule_by_code
 from torchup.runner import RunOptions, RunResult, run
@@ -66,7 +69,14 @@ def run_check(args: argparse.Namespace, *, fix: bool) -> int:
         write_report(left, lambda _: None, settings.output_format)
         sys.stdout.write(f"Added {added} noqa directive{'s' * (added != 1)}.\n")
         return EXIT_FINDINGS if left and not args.exit_zero else EXIT_CLEAN
-    options = RunOptions(fix=fix, unsafe_fixes=settings.unsafe_fixes, diff=args.diff)
+    options = RunOptions(
+        fix=fix,
+        unsafe_fixes=settings.unsafe_fixes,
+        diff=args.diff,
+        cache=None if args.no_cache else Cache.open(settings.root),
+        jobs=max(1, args.jobs),
+        progress=Progress.for_run(args.quiet),
+    )
     try:
         result = run(args.paths, checker, discovery, options)
     except ConfigError as exc:  # a file deeper in the tree with a broken config
@@ -170,6 +180,20 @@ def show_rule(code: str) -> int:
         sys.stderr.write(f"torchup: error: no rule {code!r}; known codes: {known}\n")
         return EXIT_ERROR
     sys.stdout.write(rule.render_docs())
+    return EXIT_CLEAN
+
+
+def clean() -> int:
+    """``torchup clean``: remove the cache of the project here (the config's directory, or cwd)."""
+    from torchup.settings import SettingsProvider
+
+    root = SettingsProvider({}).settings(".").root
+    directory = root / CACHE_DIR_NAME
+    if (directory / "CACHEDIR.TAG").is_file():  # only ever delete a directory torchup made
+        shutil.rmtree(directory)
+        sys.stdout.write(f"Removed {directory}\n")
+    else:
+        sys.stdout.write(f"No cache at {directory}\n")
     return EXIT_CLEAN
 
 

@@ -7,6 +7,7 @@ what a file says. An unknown key or a bad value is an error naming the key and t
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass, field, fields
@@ -137,13 +138,13 @@ def load(path: Path) -> Settings:
 
 @lru_cache(maxsize=1024)
 def nearest_config(directory: Path) -> Path | None:
-    """The closest torchup.toml, or pyproject.toml with [tool.torchup], at or above ``directory``."""
-    for candidate in (directory, *directory.parents):
-        for name in ("torchup.toml", "pyproject.toml"):
-            path = candidate / name
-            if path.is_file() and (name == "torchup.toml" or read_table(path) is not None):
-                return path
-    return None
+    """The closest torchup.toml, or pyproject.toml with [tool.torchup], at or above ``directory``.
+    Cached per directory, and each directory asks its parent: a tree costs one look per folder."""
+    for name in ("torchup.toml", "pyproject.toml"):
+        path = directory / name
+        if os.path.isfile(path) and (name == "torchup.toml" or read_table(path) is not None):
+            return path
+    return None if directory.parent == directory else nearest_config(directory.parent)
 
 
 def with_overrides(base: Settings, **overrides: Any) -> Settings:

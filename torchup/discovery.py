@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks: see torchup.notebook
@@ -122,13 +123,29 @@ class Discovery:
     respect_gitignore: bool = True
     suffixes: tuple[str, ...] = SOURCE_SUFFIXES
 
-    def excluded(self, path: Path) -> bool:
-        for pattern in (*self.exclude, *self.extend_exclude):
-            if fnmatch.fnmatchcase(path.name, pattern) or fnmatch.fnmatchcase(path.as_posix(), pattern):
-                return True
-            if "/" in pattern and fnmatch.fnmatchcase(path.as_posix(), f"*/{pattern.lstrip('/')}"):
-                return True
-        return False
+    @cached_property
+    def _exclusion(self) -> tuple[frozenset[str], re.Pattern[str] | None, re.Pattern[str] | None]:
+        """Literal names (a set lookup), and two regexes: globs on the name, globs on the path."""
+        patterns = (*self.exclude, *self.extend_exclude)
+        literal = frozenset(p for p in patterns if not any(c in p for c in "*?[/"))
+        on_name = [fnmatch.translate(p) for p in patterns if p not in literal]
+        on_path = [fnmatch.translate(p) for p in patterns if p not in literal]
+        on_path += [fnmatch.translate(f"*/{p.lstrip('/')}") for p in patterns if "/" in p]
+        return (
+            literal,
+            re.compile("|".join(on_name)) if on_name else None,
+            re.compile("|".join(on_path)) if on_path else None,
+        )
+
+    def excluded(self, path: Path | str) -> bool:
+        literal, on_name, on_path = self._exclusion
+        text = path.as_posix() if isinstance(path, Path) else path.replace(os.sep, "/")
+        name = text.rsplit("/", 1)[-1]
+        if name in literal:
+            return True
+        if on_name is not None and on_name.match(name):
+            return True
+        return on_path is not None and on_path.match(text) is not None
 
     def targets(self, paths: list[str]) -> Iterator[Target | Missing]:
         for given in paths:
@@ -188,8 +205,7 @@ class Discovery:
                 continue
             subdirectories = []
             for entry in entries:
-                path = Path(entry.path)
-                if self.excluded(path):
+                if self.excluded(entry.path):
                     continue
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
@@ -201,11 +217,11 @@ class Discovery:
                 if entry.is_symlink() and not (is_file or is_dir) and entry.name.endswith(self.suffixes):
                     yield Missing(entry.path, "a broken or looping symbolic link")
                     continue
-                if self._ignored(path, is_dir, ignores):
+                if ignores and self._ignored(Path(entry.path), is_dir, ignores):
                     continue
                 if is_dir:
-                    if not (path / "pyvenv.cfg").exists():  # a virtual environment
-                        subdirectories.append((path, ignores, inside))
+                    if not os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):  # a virtual environment
+                        subdirectories.append((Path(entry.path), ignores, inside))
                 elif is_file and entry.name.endswith(self.suffixes):
                     yield Target(entry.path, explicit=False)
             stack.extend(reversed(subdirectories))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -78,14 +79,13 @@ def versions_admitted(spec: str) -> frozenset[Version]:
 
 @lru_cache(maxsize=256)
 def _requires_python_near(directory: Path) -> tuple[str, Path] | None:
-    for candidate in (directory, *directory.parents):
-        pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file():
-            spec = _read_requires_python(pyproject)
-            if spec is not None:
-                return spec, pyproject
-            return None  # the nearest pyproject decides, even without requires-python
-    return None
+    """Cached per directory; each directory asks its parent (one look per folder in a tree)."""
+    pyproject = directory / "pyproject.toml"
+    if os.path.isfile(pyproject):
+        spec = _read_requires_python(pyproject)
+        # The nearest pyproject decides, even without requires-python.
+        return (spec, pyproject) if spec is not None else None
+    return None if directory.parent == directory else _requires_python_near(directory.parent)
 
 
 def _read_requires_python(pyproject: Path) -> str | None:
@@ -109,12 +109,27 @@ def _read_requires_python(pyproject: Path) -> str | None:
 def resolve_target(explicit: str | None, file_path: str) -> PythonTarget:
     if explicit is not None:
         return PythonTarget(frozenset({parse_version(explicit)}), "--target-python")
-    found = _requires_python_near(Path(file_path).resolve().parent)
+    found = _declared_in(os.path.dirname(os.path.abspath(file_path)))
     if found is not None:
-        spec, pyproject = found
-        try:
-            return PythonTarget(versions_admitted(spec), f"requires-python {spec!r} in {pyproject}")
-        except ValueError:
-            pass
+        return found
     running = sys.version_info[:2]
     return PythonTarget(frozenset({(running[0], running[1])}), "the running interpreter")
+
+
+@lru_cache(maxsize=4096)
+def _declared_in(directory: str) -> PythonTarget | None:
+    """What the nearest pyproject.toml declares (per directory: its files share it)."""
+    found = _requires_python_near(Path(os.path.realpath(directory)))
+    if found is None:
+        return None
+    spec, pyproject = found
+    try:
+        return PythonTarget(versions_admitted(spec), f"requires-python {spec!r} in {pyproject}")
+    except ValueError:
+        return None
+
+
+def forget_files() -> None:
+    """Drop what was read from pyproject.toml files (a long-lived process calls this per run)."""
+    _declared_in.cache_clear()
+    _requires_python_near.cache_clear()

@@ -10,6 +10,7 @@ from typing import Any
 
 from torchup.checker import FileSettings
 from torchup.config import ConfigError, Settings, load, nearest_config, with_overrides
+from torchup.python_target import forget_files
 from torchup.rule import Rule
 from torchup.rules import all_rules
 from torchup.selection import SelectionError, select_rules
@@ -23,6 +24,12 @@ class SettingsProvider:
     config: str | None = None
     isolated: bool = False
     _by_file: dict[str | None, tuple[Settings, list[Rule]]] = field(default_factory=dict)
+    _nearest_by_directory: dict[str, Path | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Configuration files may have changed since an earlier run in this process.
+        nearest_config.cache_clear()
+        forget_files()
 
     def settings(self, path: str) -> Settings:
         return self._resolved(path)[0]
@@ -32,8 +39,14 @@ class SettingsProvider:
             return None
         if self.config is not None:
             return Path(self.config)
-        target = Path(os.path.realpath(path))  # never raises, even on a symlink loop
-        return nearest_config(target if os.path.isdir(target) else target.parent)
+        directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        return self._nearest(directory)
+
+    def _nearest(self, directory: str) -> Path | None:
+        """Per directory (files share them): realpath never raises, even on a symlink loop."""
+        if directory not in self._nearest_by_directory:
+            self._nearest_by_directory[directory] = nearest_config(Path(os.path.realpath(directory)))
+        return self._nearest_by_directory[directory]
 
     def _resolved(self, path: str) -> tuple[Settings, list[Rule]]:
         config_path = self._config_path(path)

@@ -230,8 +230,8 @@ def apply_suppressions(
     ``ran``: the codes of the rules that ran on this file (a directive's code for another rule is
     not unused). ``known``: every torchup code (default: the registry's), to tell a typo.
     """
-    if not mentions_noqa(source.text):
-        return diagnostics
+    if not mentions_noqa(source.text) or not (diagnostics or report_unused):
+        return diagnostics  # nothing to silence and nothing to report: skip tokenizing the file
     suppressions = parse(source)
     if not suppressions.lines and not suppressions.files:
         return diagnostics

@@ -1,0 +1,159 @@
+"""The findings cache, worker processes, progress and `torchup clean`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import torchup.cache
+from torchup.cli import main
+
+QR = "import torch\nQ, R = torch.qr(A)\n"
+CHOL = "import torch\nL = torch.cholesky(A)\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text(QR)
+    (tmp_path / "b.py").write_text(CHOL)
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    return tmp_path
+
+
+def check(capsys: pytest.CaptureFixture[str], *extra: str) -> list[str]:
+    main(["check", "--output-format", "concise", "-q", *extra, "."])
+    out = capsys.readouterr().out
+    return sorted(line.split()[0] + line.split()[1] for line in out.splitlines() if ": TU" in line)
+
+
+def cache_file(root: Path) -> Path:
+    return root / ".torchup_cache" / torchup.__version__ / "findings.json"
+
+
+def analyses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record which files are really analysed (not answered from the cache)."""
+    seen: list[str] = []
+    from torchup.checker import Checker
+
+    original = Checker.analyze
+
+    def spy(self: Checker, source):  # type: ignore[no-untyped-def]
+        seen.append(Path(source.path).name)
+        return original(self, source)
+
+    monkeypatch.setattr(Checker, "analyze", spy)
+    return seen
+
+
+def test_warm_run_reads_from_the_cache(project: Path, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    first = check(capsys)
+    assert cache_file(project).is_file()
+    assert (project / ".torchup_cache" / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert (project / ".torchup_cache" / ".gitignore").read_text().strip().endswith("*")
+    seen = analyses(monkeypatch)
+    assert check(capsys) == first == ["./a.py:2:8:TU103", "./b.py:2:5:TU101"]
+    assert seen == []
+
+
+def test_edit_rename_delete_invalidate_the_right_entries(project: Path, capsys, monkeypatch) -> None:
+    check(capsys)
+    seen = analyses(monkeypatch)
+    (project / "a.py").write_text(QR + "Q2, R2 = torch.qr(B)\n")  # edited
+    os.rename(project / "b.py", project / "c.py")  # renamed
+    assert check(capsys) == ["./a.py:2:8:TU103", "./a.py:3:10:TU103", "./c.py:2:5:TU101"]
+    assert sorted(seen) == ["a.py", "c.py"]
+    seen.clear()
+    (project / "a.py").unlink()  # deleted
+    assert check(capsys) == ["./c.py:2:5:TU101"]
+    assert seen == []
+
+
+def test_same_size_edit_is_caught_by_the_content_hash(project: Path, capsys, monkeypatch) -> None:
+    check(capsys)
+    (project / "a.py").write_text(QR.replace("A)", "B)"))  # same size, new mtime
+    seen = analyses(monkeypatch)
+    assert check(capsys) == ["./a.py:2:8:TU103", "./b.py:2:5:TU101"]
+    assert seen == ["a.py"]
+
+
+def test_touched_but_unchanged_file_stays_cached(project: Path, capsys, monkeypatch) -> None:
+    check(capsys)
+    os.utime(project / "a.py")  # new mtime, same bytes: the hash matches
+    seen = analyses(monkeypatch)
+    check(capsys)
+    assert seen == []
+
+
+def test_settings_and_version_changes_invalidate(project: Path, capsys, monkeypatch) -> None:
+    check(capsys)
+    seen = analyses(monkeypatch)
+    assert check(capsys, "--select", "TU101") == ["./b.py:2:5:TU101"]
+    assert seen == ["b.py"]  # re-analysed; a.py has no TU101 trigger word and is not parsed at all
+    seen.clear()
+    monkeypatch.setattr(torchup.cache, "__version__", "9.9.9")
+    check(capsys)
+    assert sorted(seen) == ["a.py", "b.py"]
+    assert (project / ".torchup_cache" / "9.9.9" / "findings.json").is_file()
+
+
+def test_corrupt_cache_is_ignored_with_a_warning(project: Path, capsys, monkeypatch) -> None:
+    first = check(capsys)
+    cache_file(project).write_text("{not json")
+    seen = analyses(monkeypatch)
+    main(["check", "--output-format", "concise", "-q", "."])
+    captured = capsys.readouterr()
+    assert "cache" in captured.err and "corrupt" in captured.err
+    assert sorted(line.split()[0] + line.split()[1] for line in captured.out.splitlines()) == first
+    assert sorted(seen) == ["a.py", "b.py"]
+    json.loads(cache_file(project).read_text())  # rewritten whole
+
+
+def test_tampered_entry_is_not_trusted(project: Path, capsys, monkeypatch) -> None:
+    check(capsys)
+    document = json.loads(cache_file(project).read_text())
+    for entry in document["files"].values():
+        entry["diagnostics"] = [{"garbage": True}]
+    cache_file(project).write_text(json.dumps(document))
+    assert check(capsys) == ["./a.py:2:8:TU103", "./b.py:2:5:TU101"]
+
+
+def test_no_cache_neither_reads_nor_writes(project: Path, capsys) -> None:
+    check(capsys, "--no-cache")
+    assert not (project / ".torchup_cache").exists()
+
+
+def test_fix_uses_the_cache_only_for_files_without_fixes(project: Path, capsys, monkeypatch) -> None:
+    check(capsys)
+    seen = analyses(monkeypatch)
+    main(["fix", "-q", "."])
+    capsys.readouterr()
+    assert "torch.linalg.qr(A)" in (project / "a.py").read_text()
+    assert "clean.py" not in seen and "a.py" in seen
+    assert check(capsys) == []
+
+
+def test_jobs_give_identical_findings(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for index in range(60):
+        (tmp_path / f"m{index:02}.py").write_text(QR if index % 2 else CHOL)
+    serial = check(capsys, "--no-cache", "--jobs", "1")
+    parallel = check(capsys, "--no-cache", "--jobs", "2")
+    assert serial == parallel and len(serial) == 60
+
+
+def test_progress_is_silent_when_not_a_terminal(project: Path, capsys) -> None:
+    main(["check", "."])
+    assert "files/s" not in capsys.readouterr().err
+
+
+def test_clean_removes_only_our_cache(project: Path, capsys) -> None:
+    check(capsys)
+    assert main(["clean"]) == 0
+    assert not (project / ".torchup_cache").exists()
+    (project / ".torchup_cache").mkdir()  # not ours: no CACHEDIR.TAG
+    assert main(["clean"]) == 0
+    assert (project / ".torchup_cache").exists()

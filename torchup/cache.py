@@ -1,0 +1,180 @@
+"""A content-hash cache of findings, so a re-run over an unchanged tree does almost nothing.
+
+``.torchup_cache/<tool version>/findings.json`` maps each checked file to its size, mtime, a
+BLAKE2 hash of its bytes, the fingerprint of the settings it was checked with, and its findings.
+A file whose size and mtime match is a hit without being read; otherwise its bytes are hashed and
+compared. Different settings (rules, target Python or release, pre-filter) or another torchup
+version never match. A cache file that cannot be read is ignored with a warning, never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from torchup import __version__
+from torchup.diagnostics import Applicability, Diagnostic, Edit, Fix, ImportRequest, Severity
+
+CACHE_DIR_NAME = ".torchup_cache"
+_FORMAT = 1
+_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by torchup.\n"
+
+
+def digest(raw: bytes) -> str:
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class FileState:
+    size: int
+    mtime_ns: int
+    digest: str
+
+
+def file_state(path: str, raw: bytes) -> FileState | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return FileState(stat.st_size, stat.st_mtime_ns, digest(raw))
+
+
+@dataclass
+class Cache:
+    directory: Path
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    dirty: bool = False
+
+    @property
+    def file(self) -> Path:
+        return self.directory / __version__ / "findings.json"
+
+    @classmethod
+    def open(cls, root: Path) -> Cache:
+        cache = cls(root / CACHE_DIR_NAME)
+        try:
+            text = cache.file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return cache
+        except OSError as exc:
+            sys.stderr.write(f"torchup: warning: cannot read the cache {cache.file} ({exc.strerror}); ignoring it\n")
+            return cache
+        try:
+            document = json.loads(text)
+            if document.get("format") != _FORMAT or not isinstance(document.get("files"), dict):
+                raise ValueError("unknown layout")
+            cache.entries = document["files"]
+        except (ValueError, AttributeError) as exc:
+            sys.stderr.write(f"torchup: warning: the cache {cache.file} is corrupt ({exc}); ignoring it\n")
+            cache.entries = {}
+            cache.dirty = True
+        return cache
+
+    def lookup(self, path: str, settings: str) -> list[Diagnostic] | None:
+        """The cached findings of ``path`` if its content and settings are unchanged, else None."""
+        key = os.path.abspath(path)
+        entry = self.entries.get(key)
+        if not isinstance(entry, dict) or entry.get("settings") != settings:
+            return None
+        try:
+            stat = os.stat(path)
+            if stat.st_size != entry["size"]:
+                return None
+            if stat.st_mtime_ns != entry["mtime_ns"]:
+                with open(path, "rb") as handle:
+                    if digest(handle.read()) != entry["digest"]:
+                        return None
+                entry["mtime_ns"] = stat.st_mtime_ns  # touched, not changed
+                self.dirty = True
+            return [_diagnostic(item) for item in entry["diagnostics"]]
+        except (OSError, KeyError, TypeError, ValueError):
+            return None  # never trust an entry we cannot fully read
+
+    def store(self, path: str, state: FileState, settings: str, diagnostics: list[Diagnostic]) -> None:
+        self.entries[os.path.abspath(path)] = {
+            "size": state.size,
+            "mtime_ns": state.mtime_ns,
+            "digest": state.digest,
+            "settings": settings,
+            "diagnostics": [_encode(d) for d in diagnostics],
+        }
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            tag = self.directory / "CACHEDIR.TAG"
+            if not tag.exists():
+                tag.write_text(_TAG, encoding="utf-8")
+                (self.directory / ".gitignore").write_text("# Created by torchup\n*\n", encoding="utf-8")
+            document = json.dumps({"format": _FORMAT, "version": __version__, "files": self.entries})
+            fd, temporary = tempfile.mkstemp(prefix=".findings-", suffix=".tmp", dir=self.file.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(document)
+            os.replace(temporary, self.file)
+        except OSError as exc:  # a read-only checkout: run without a cache
+            sys.stderr.write(f"torchup: warning: cannot write the cache in {self.directory} ({exc.strerror})\n")
+
+
+def _encode(diagnostic: Diagnostic) -> dict[str, Any]:
+    fix = diagnostic.fix
+    return {
+        "code": diagnostic.code,
+        "name": diagnostic.name,
+        "message": diagnostic.message,
+        "path": diagnostic.path,
+        "span": [diagnostic.line, diagnostic.column, diagnostic.end_line, diagnostic.end_column],
+        "offsets": [diagnostic.start, diagnostic.end],
+        "severity": diagnostic.severity.value,
+        "help": diagnostic.help,
+        "notes": diagnostic.notes,
+        "cell": diagnostic.cell,
+        "fix": None
+        if fix is None
+        else {
+            "message": fix.message,
+            "applicability": fix.applicability.value,
+            "edits": [[e.start, e.end, e.content] for e in fix.edits],
+            "import_edits": [[e.start, e.end, e.content] for e in fix.import_edits],
+            "imports": [[r.module, r.name] for r in fix.imports],
+        },
+    }
+
+
+def _diagnostic(item: dict[str, Any]) -> Diagnostic:
+    line, column, end_line, end_column = item["span"]
+    fix_item = item["fix"]
+    fix = None
+    if fix_item is not None:
+        fix = Fix(
+            fix_item["message"],
+            Applicability(fix_item["applicability"]),
+            tuple(Edit(*edit) for edit in fix_item["edits"]),
+            tuple(ImportRequest(*request) for request in fix_item["imports"]),
+            import_edits=tuple(Edit(*edit) for edit in fix_item["import_edits"]),
+        )
+    return Diagnostic(
+        code=item["code"],
+        name=item["name"],
+        message=item["message"],
+        path=item["path"],
+        line=line,
+        column=column,
+        end_line=end_line,
+        end_column=end_column,
+        severity=Severity(item["severity"]),
+        help=item["help"],
+        fix=fix,
+        start=item["offsets"][0],
+        end=item["offsets"][1],
+        cell=item["cell"],
+        notes=list(item["notes"]),
+    )
