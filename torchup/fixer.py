@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from torchup.checker import Analysis, Checker
 from torchup.diagnostics import Applicability, Diagnostic, Edit, ImportRequest, apply_edits
 from torchup.importer import import_edits
+from torchup.safety import check_pass
 from torchup.source import SourceFile
 
 MAX_PASSES = 50  # each pass applies every fix that does not overlap another
@@ -45,11 +46,17 @@ def fix_source(checker: Checker, source: SourceFile, *, unsafe: bool) -> FixOutc
             break
         chosen, edits = plan(analysis, candidates)
         new_text = apply_edits(text, edits)
-        problem = compile_error(new_text, source.path)
+        problem = _problem(text, new_text, chosen, edits, source.path)
         if problem is not None:
-            # Find the fixes that break the file on their own; the others go ahead next pass.
-            culprits = [d for d in chosen if compile_error(apply_edits(text, plan(analysis, [d])[1]), source.path)]
-            for diagnostic in culprits or chosen:
+            # Find the fixes that fail on their own; the others go ahead next pass.
+            culprits = []
+            for diagnostic in chosen:
+                alone = plan(analysis, [diagnostic])[1]
+                own = _problem(text, apply_edits(text, alone), [diagnostic], alone, source.path)
+                if own is not None:
+                    culprits.append(diagnostic)
+                    rejected[_identity(diagnostic, text)] = own
+            for diagnostic in [] if culprits else chosen:
                 rejected[_identity(diagnostic, text)] = problem
             continue
         if new_text == text:
@@ -61,10 +68,19 @@ def fix_source(checker: Checker, source: SourceFile, *, unsafe: bool) -> FixOutc
         problem = rejected.get(_identity(diagnostic, text)) if diagnostic.fix is not None else None
         if problem is not None:
             diagnostic.fix = None
-            diagnostic.notes.append(
-                f"fix not applied: the result would not compile ({problem}); please report this to torchup"
-            )
+            diagnostic.notes.append(f"fix not applied: {problem}; the file was left as it was. Please report this")
     return FixOutcome(text, analysis.diagnostics, fixed)
+
+
+def _problem(text: str, new_text: str, chosen: list[Diagnostic], edits: list[Edit], path: str) -> str | None:
+    """Why a pass of fixes must not be written: it does not compile, or the safety check fails."""
+    error = compile_error(new_text, path)
+    if error is not None:
+        return f"the result would not compile ({error})"
+    own = {edit for diagnostic in chosen if diagnostic.fix for edit in diagnostic.fix.edits}
+    fixes = [list(d.fix.edits) for d in chosen if d.fix]
+    unsafe = check_pass(text, new_text, fixes, [edit for edit in edits if edit not in own])
+    return None if unsafe is None else f"the safety check failed: {unsafe}"
 
 
 def _identity(diagnostic: Diagnostic, text: str) -> tuple[object, ...]:
