@@ -16,6 +16,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from torchup import __version__
@@ -84,8 +85,8 @@ class Cache:
             return None
         try:
             stat = os.stat(path)
-            if stat.st_size != entry["size"]:
-                return None
+            if not S_ISREG(stat.st_mode) or stat.st_size != entry["size"]:
+                return None  # (a FIFO now where a file was: never open it here)
             if stat.st_mtime_ns != entry["mtime_ns"]:
                 with open(path, "rb") as handle:
                     if digest(handle.read()) != entry["digest"]:

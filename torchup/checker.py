@@ -133,8 +133,10 @@ class Checker:
             analysis.diagnostics.append(self.syntax_error(source, exc))
             return analysis
         except (RecursionError, MemoryError, ValueError) as exc:
-            message = "the parser gave up: the code is nested too deeply" if isinstance(exc, RecursionError) \
-                else f"the parser failed: {exc}"
+            if isinstance(exc, (RecursionError, MemoryError)):  # CPython's parser: MemoryError when its stack overflows
+                message = f"the parser gave up: the code is nested too deeply ({type(exc).__name__})"
+            else:
+                message = f"the parser failed: {exc or type(exc).__name__}"
             analysis.diagnostics.append(self.engine_diagnostic(SYNTAX_ERROR, source.path, message, 1, 1))
             return analysis
         resolver = Resolver(tree)

@@ -32,6 +32,9 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exclude", action="append", metavar="GLOB", help="replace the default excluded paths")
     parser.add_argument("--extend-exclude", action="append", metavar="GLOB", help="exclude more paths")
     parser.add_argument("--no-respect-gitignore", action="store_true", help="also check files .gitignore ignores")
+    parser.add_argument(
+        "--follow-links", action="store_true", help="follow symbolic links that lead out of the directories walked"
+    )
     parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that may change behaviour")
     parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     parser.add_argument("--output-format", choices=OUTPUT_FORMATS, help="how to print findings (default: full)")

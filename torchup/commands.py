@@ -61,6 +61,7 @@ def run_check(args: argparse.Namespace, *, fix: bool) -> int:
         exclude=settings.exclude if settings.exclude is not None else DEFAULT_EXCLUDE,
         extend_exclude=settings.extend_exclude,
         respect_gitignore=not args.no_respect_gitignore,
+        follow_links=args.follow_links,
     )
     if args.add_noqa:
         from torchup.add_noqa import add_noqa
@@ -76,6 +77,7 @@ def run_check(args: argparse.Namespace, *, fix: bool) -> int:
         cache=None if args.no_cache else Cache.open(settings.root),
         jobs=max(1, args.jobs),
         progress=Progress.for_run(args.quiet),
+        verbose=args.verbose,
     )
     try:
         result = run(args.paths, checker, discovery, options)

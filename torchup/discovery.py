@@ -85,6 +85,10 @@ class GitIgnore:
         return verdict
 
 
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
 def _glob_to_regex(pattern: str, anchored: bool) -> re.Pattern[str]:
     parts = []
     index = 0
@@ -122,6 +126,7 @@ class Discovery:
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
     suffixes: tuple[str, ...] = SOURCE_SUFFIXES
+    follow_links: bool = False  # follow symbolic links that lead out of the directory being walked
 
     @cached_property
     def _exclusion(self) -> tuple[frozenset[str], re.Pattern[str] | None, re.Pattern[str] | None]:
@@ -191,7 +196,11 @@ class Discovery:
         return verdict
 
     def _walk(self, root: Path, inherited: list[GitIgnore], in_repo: bool) -> Iterator[Target | Missing]:
+        """Files under ``root``. Symbolic links are followed only where they stay inside ``root`` (files)
+        or not at all (directories), unless ``follow_links``; FIFOs, devices and sockets are passed over."""
         stack: list[tuple[Path, list[GitIgnore], bool]] = [(root, inherited, in_repo)]
+        real_root = os.path.realpath(root)
+        visited: set[tuple[int, int]] = set()  # directories walked, when links are followed
         while stack:
             directory, ignores, inside = stack.pop()
             inside = inside or (self.respect_gitignore and (directory / ".git").exists())
@@ -199,6 +208,14 @@ class Discovery:
                 own = GitIgnore.load(directory.resolve())
                 if own is not None:
                     ignores = [*ignores, own]
+            if self.follow_links:
+                try:
+                    info = directory.stat()
+                except OSError:
+                    continue
+                if (info.st_dev, info.st_ino) in visited:
+                    continue  # a link loop, or a directory reached twice
+                visited.add((info.st_dev, info.st_ino))
             try:
                 entries = sorted(os.scandir(directory), key=lambda e: e.name)
             except OSError:
@@ -208,15 +225,19 @@ class Discovery:
                 if self.excluded(entry.path):
                     continue
                 try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
+                    link = entry.is_symlink()
+                    is_dir = entry.is_dir(follow_symlinks=self.follow_links and link)
                     is_file = entry.is_file()
                 except OSError as exc:  # a symlink loop, say
                     if entry.name.endswith(self.suffixes):
                         yield Missing(entry.path, exc.strerror or str(exc))
                     continue
-                if entry.is_symlink() and not (is_file or is_dir) and entry.name.endswith(self.suffixes):
-                    yield Missing(entry.path, "a broken or looping symbolic link")
-                    continue
+                if link and not (is_file or is_dir):
+                    if entry.name.endswith(self.suffixes) and not os.path.exists(entry.path):
+                        yield Missing(entry.path, "a broken or looping symbolic link")
+                    continue  # (else a link to a directory, a FIFO or a device: passed over)
+                if link and is_file and not self.follow_links and not _inside(os.path.realpath(entry.path), real_root):
+                    continue  # a link out of the tree: the file is someone else's
                 if ignores and self._ignored(Path(entry.path), is_dir, ignores):
                     continue
                 if is_dir:

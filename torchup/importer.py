@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from torchup.diagnostics import Edit, ImportRequest
 from torchup.patterns import remove_list_item
 from torchup.resolver import Binding, BindingKind, Resolver, ScopeKind
-from torchup.source import SourceFile
+from torchup.source import SourceFile, line_end_at, line_start_at
 
 
 def import_edits(
@@ -150,14 +150,13 @@ def remove_statement(source: SourceFile, statement: ast.stmt, block: list[ast.st
     if len(block) == 1:
         return Edit(start, end, "pass")  # a block cannot be empty
     text = source.text
-    line_start = text.rfind("\n", 0, start) + 1
+    line_start = line_start_at(text, start)
     before = text[line_start:start]
     after_end = end
     while after_end < len(text) and text[after_end] in " \t":
         after_end += 1
     if before.strip() == "" and (after_end == len(text) or text[after_end] in "\r\n#"):
-        newline_at = min(i for i in (text.find("\n", end), len(text)) if i >= 0)
-        return Edit(line_start, min(newline_at + 1, len(text)), "")
+        return Edit(line_start, line_end_at(text, end)[1], "")
     if after_end < len(text) and text[after_end] == ";":
         after_end += 1
         while after_end < len(text) and text[after_end] in " \t":

@@ -8,7 +8,7 @@ import tokenize
 from dataclasses import dataclass
 
 from torchup.diagnostics import Edit
-from torchup.source import SourceFile
+from torchup.source import SourceFile, line_end_at, line_start_at
 
 MISSING = object()
 
@@ -195,15 +195,14 @@ def remove_list_item(source: SourceFile, items: list[ast.AST], index: int, close
     """Delete ``items[index]`` from a comma-separated list that ends at offset ``close``."""
     text = source.text
     start, end = source.node_range(items[index])
-    line_start = text.rfind("\n", 0, start) + 1
+    line_start = line_start_at(text, start)
     own_line = text[line_start:start].strip() == ""
     after = end
     while after < len(text) and text[after] in " \t":
         after += 1
     if after < len(text) and text[after] == ",":
         after += 1
-    rest_of_line_end = text.find("\n", after)
-    rest_of_line_end = len(text) if rest_of_line_end < 0 else rest_of_line_end
+    rest_of_line_end, next_line_start = line_end_at(text, after)
     rest = text[after:rest_of_line_end].strip()
     if own_line and rest.startswith("#") and text[end:after].strip() == ",":
         return Edit(start, text.index("#", after), "")  # keep the line's comment
@@ -216,7 +215,7 @@ def remove_list_item(source: SourceFile, items: list[ast.AST], index: int, close
                 return None
             comma = previous_end + gap.index(",")
             return Edit(comma, rest_of_line_end, "") if "#" not in rest else None
-        return Edit(line_start, min(rest_of_line_end + 1, len(text)), "")
+        return Edit(line_start, next_line_start, "")
     if index + 1 < len(items):
         next_start = source.node_range(items[index + 1])[0]
         gap = text[end:next_start]

@@ -5,8 +5,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import difflib
+import errno
 import multiprocessing as mp
 import os
+import re
+import stat
+import time
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -17,9 +22,28 @@ from torchup.discovery import Discovery, Missing, Target
 from torchup.fixer import ChangedOnDisk, fix_source, is_applicable, write_atomic
 from torchup.notebook import is_notebook, prefilter_bytes
 from torchup.notebook import process as process_notebook
-from torchup.source import DecodeError, SourceFile
+from torchup.source import DecodeError, SourceFile, wide_encoding
 
 _READ_ADVICE = "check the path and its permissions"
+
+# A Python source larger than this is not read: no hand-written module comes close (generated ones of
+# 4-6 MB exist), and fixing an 8 MB generated module already takes about a gigabyte and a half.
+# Notebooks carry their outputs, so they may be larger.
+MAX_SOURCE_BYTES = 8 * 1024 * 1024
+MAX_NOTEBOOK_BYTES = 256 * 1024 * 1024
+
+# The temporary files of write_atomic (tempfile.mkstemp(prefix=".torchup-", suffix=".tmp")): a run killed
+# between creating one and renaming it over its file leaves it behind; the next fix run removes it.
+_TEMPORARY = re.compile(r"\.torchup-[A-Za-z0-9_]{8}\.tmp")
+STALE_TEMPORARY_AGE = 2.0  # seconds: younger ones may belong to a torchup still running beside this one
+
+
+class NotASourceFile(OSError):
+    """A path that names something torchup does not read: a FIFO, a device, a file too large."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(errno.EINVAL, message, path)
+        self.message = message
 
 
 @dataclass
@@ -31,6 +55,7 @@ class RunOptions:
     record_states: bool = False  # note size, mtime and hash of each file read (workers, for the cache)
     jobs: int = 1
     progress: Callable[[int, int], None] | None = None  # (files done, total)
+    verbose: bool = False  # print the traceback of an internal error (the run still goes on)
 
 
 @dataclass
@@ -63,6 +88,7 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
     result = RunResult()
     seen: set[object] = set()
     pending: list[Target] = []
+    found: list[Target] = []
     for target in discovery.targets(paths):
         key = _identity(target.path)
         if key in seen:  # named twice, or inside a directory also named
@@ -72,8 +98,12 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
             result.files_failed += 1
             message = f"cannot read {target.path}: {target.reason}; {_READ_ADVICE}"
             result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, target.path, message))
-        elif not _from_cache(target, checker, options, result):
+            continue
+        found.append(target)
+        if not _from_cache(target, checker, options, result):
             pending.append(target)
+    if options.fix and not options.diff:
+        remove_stale_temporaries(found)
     total = len(pending)
     for done, partial in enumerate(_process_all(pending, checker, options), start=1):
         result.merge(partial)
@@ -88,8 +118,8 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
 def _identity(path: str) -> object:
     """The same file reached by two paths (symlinks included) has one identity."""
     try:
-        stat = os.stat(path)
-        return (stat.st_dev, stat.st_ino)
+        info = os.stat(path)
+        return (info.st_dev, info.st_ino)
     except OSError:
         return os.path.abspath(path)
 
@@ -154,9 +184,11 @@ def _process_one(target: Target, checker: Checker, options: RunOptions) -> RunRe
     except Exception as exc:  # a bug in a rule must not stop the other files
         if os.environ.get("TORCHUP_DEBUG"):
             raise
+        if options.verbose:
+            traceback.print_exc()
         message = (
             f"internal error while checking {target.path}: {type(exc).__name__}: {exc}; the file was left "
-            "unchanged. This is a bug in torchup: please report it (TORCHUP_DEBUG=1 shows the traceback)"
+            "unchanged. This is a bug in torchup: please report it (--verbose shows the traceback)"
         )
         result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, target.path, message))
         result.states.pop(target.path, None)  # never cache a failure of ours
@@ -172,6 +204,10 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
     path = target.path
     try:
         raw = _read(path)
+    except NotASourceFile as exc:
+        result.files_failed += 1
+        result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, exc.message))
+        return
     except OSError as exc:
         result.files_failed += 1
         reason = exc.strerror or str(exc)
@@ -186,8 +222,8 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
     if is_notebook(path):
         _process_notebook(path, raw, checker, options, result)
         return
-    if not checker.could_match_bytes(raw, path):
-        return  # no trigger word: nothing this run can find
+    if not checker.could_match_bytes(raw, path) and wide_encoding(raw) is None:
+        return  # no trigger word: nothing this run can find (in UTF-16 bytes the words cannot be seen)
     try:
         source = SourceFile.from_bytes(path, raw)
     except DecodeError as exc:
@@ -237,6 +273,18 @@ def _process_notebook(path: str, raw: bytes, checker: Checker, options: RunOptio
 
 def _write(path: str, data: bytes, raw: bytes, checker: Checker, result: RunResult) -> bool:
     """Replace the file atomically; on failure, report it and leave the file as it was."""
+    # The rename would replace a file we may not write (or that is read-only, even for root): its mode
+    # says "do not".
+    problem = None
+    with contextlib.suppress(OSError):  # (write_atomic reports a file that is gone)
+        if not os.stat(path).st_mode & 0o222:
+            problem = "the file is read-only"
+        elif not os.access(path, os.W_OK):
+            problem = "the file is not writable (permission denied, or a read-only file system)"
+    if problem is not None:
+        message = f"cannot write the fixed {path}: {problem}; the file was left as it was"
+        result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, path, message))
+        return False
     try:
         write_atomic(path, data, raw)
     except ChangedOnDisk:
@@ -250,11 +298,51 @@ def _write(path: str, data: bytes, raw: bytes, checker: Checker, result: RunResu
     return True
 
 
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
 def _read(path: str) -> bytes:
+    """The bytes of a regular file; never waits on a FIFO, never reads a device or an oversized file."""
     if os.path.isdir(path):
-        raise IsADirectoryError(21, "is a directory, not a source file", path)
-    with open(path, "rb") as handle:
-        return handle.read()
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a source file", path)
+    # O_NONBLOCK: opening a FIFO does not wait for a writer (regular files ignore the flag).
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with open(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
+            raise NotASourceFile(path, f"{path} is {kind}, not a source file; skipped")
+        limit = MAX_NOTEBOOK_BYTES if is_notebook(path) else MAX_SOURCE_BYTES
+        data = handle.read(limit + 1)
+        if len(data) > limit:
+            size = max(info.st_size, len(data)) / 2**20
+            raise NotASourceFile(
+                path,
+                f"{path} is {size:.1f} MB, more than the {limit // 2**20} MB torchup reads in one file "
+                "(generated code?); skipped",
+            )
+        return data
+
+
+def remove_stale_temporaries(targets: list[Target]) -> None:
+    """Delete what killed fix runs left beside the files about to be fixed: ``.torchup-XXXXXXXX.tmp``
+    files older than a few seconds (a younger one may be another torchup's write in progress)."""
+    cutoff = time.time() - STALE_TEMPORARY_AGE
+    directories = {os.path.dirname(target.path) or "." for target in targets}
+    # write_atomic writes beside the file a link leads to (walked links stay in the tree, named ones may not)
+    directories.update(os.path.dirname(os.path.realpath(target.path)) for target in targets if target.explicit)
+    for directory in {os.path.realpath(directory) for directory in directories}:
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if not _TEMPORARY.fullmatch(entry.name):
+                continue
+            with contextlib.suppress(OSError):
+                if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
 
 
 def unified_diff(path: str, before: str, after: str) -> str:

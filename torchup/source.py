@@ -28,6 +28,47 @@ class DecodeError(Exception):
         self.column = column
 
 
+def line_start_at(text: str, offset: int) -> int:
+    """Where the line holding ``offset`` starts (``\\n``, ``\\r\\n`` and a lone ``\\r`` all end lines)."""
+    return max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+
+
+def line_end_at(text: str, offset: int) -> tuple[int, int]:
+    """Where the line holding ``offset`` ends (before its line ending), and where the next one starts."""
+    match = _NEWLINE.search(text, offset)
+    return (match.start(), match.end()) if match else (len(text), len(text))
+
+
+_WIDE_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32 (it starts with a UTF-32 byte-order mark)"),
+    (codecs.BOM_UTF32_BE, "UTF-32 (it starts with a UTF-32 byte-order mark)"),
+    (codecs.BOM_UTF16_LE, "UTF-16 (it starts with a UTF-16 byte-order mark)"),
+    (codecs.BOM_UTF16_BE, "UTF-16 (it starts with a UTF-16 byte-order mark)"),
+)
+
+
+def wide_encoding(raw: bytes) -> str | None:
+    """How ``raw`` looks UTF-16 or UTF-32 encoded (a byte-order mark, or ASCII text with NUL bytes
+    between the characters), or None. Python cannot run such a file, and the byte-level pre-filter
+    cannot see words in it."""
+    for bom, name in _WIDE_BOMS:
+        if raw.startswith(bom):
+            return name
+    head = raw[:256]
+    head = head[: len(head) - len(head) % 4]
+    if len(head) < 8 or b"\x00" not in head:
+        return None
+    if head[1::4].count(0) == head[2::4].count(0) == head[3::4].count(0) == len(head) // 4 and all(head[0::4]):
+        return "UTF-32 (little-endian, without a byte-order mark)"
+    if head[0::4].count(0) == head[1::4].count(0) == head[2::4].count(0) == len(head) // 4 and all(head[3::4]):
+        return "UTF-32 (big-endian, without a byte-order mark)"
+    if head[1::2].count(0) == len(head) // 2 and all(head[0::2]):
+        return "UTF-16 (little-endian, without a byte-order mark)"
+    if head[0::2].count(0) == len(head) // 2 and all(head[1::2]):
+        return "UTF-16 (big-endian, without a byte-order mark)"
+    return None
+
+
 @dataclass
 class SourceFile:
     path: str
@@ -38,6 +79,12 @@ class SourceFile:
 
     @classmethod
     def from_bytes(cls, path: str, raw: bytes) -> SourceFile:
+        wide = wide_encoding(raw)
+        if wide is not None:
+            raise DecodeError(
+                f"the file is encoded in {wide}; Python reads source files as UTF-8 (or the 8-bit encoding a "
+                "coding cookie names): save it as UTF-8"
+            )
         if b"\x00" in raw:
             line = raw[: raw.index(b"\x00")].count(b"\n") + 1
             raise DecodeError("source contains a NUL byte; this looks like a binary file", line)
