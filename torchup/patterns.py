@@ -195,6 +195,8 @@ def remove_list_item(source: SourceFile, items: list[ast.AST], index: int, close
     """Delete ``items[index]`` from a comma-separated list that ends at offset ``close``."""
     text = source.text
     start, end = source.node_range(items[index])
+    if has_comment(source, start, end):
+        return None  # deleting the item would delete a comment inside it
     line_start = line_start_at(text, start)
     own_line = text[line_start:start].strip() == ""
     after = end

@@ -43,6 +43,15 @@ def check_pass(
     # Each fix masks the innermost old node holding its edits, and that same node after the fix:
     # the new node whose span is the old span moved through the edits.
     holders = [h for h in (_holder(old_tree, old_spans, r) for r in old_fixes) if h is not None]
+    # A fix that deletes its node whole (an argument) masks the node around it instead.
+    parents = {id(child): node for node in ast.walk(old_tree) for child in ast.iter_child_nodes(node)}
+    for index, holder in enumerate(holders):
+        while id(holder) in parents and id(parents[id(holder)]) in old_spans:
+            start, end = moved([old_spans[id(holder)]])[0]
+            if start != end:
+                break
+            holder = parents[id(holder)]
+        holders[index] = holder
     moved_spans = moved([old_spans[id(h)] for h in holders])
     new_holders = [_holder(new_tree, new_spans, span) for span in moved_spans]
     before = _dump(old_tree, {id(h) for h in holders}, _dropped(old_tree, old_spans, old_fixes, old_imports))
