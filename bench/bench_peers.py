@@ -254,16 +254,18 @@ def busy_seconds() -> tuple[float, float]:
     return busy / os.sysconf("SC_CLK_TCK"), own
 
 
-def other_work(start: tuple[float, float], wall: float) -> str:
-    """How much CPU other processes took while the benchmark ran."""
+def other_work(start: tuple[float, float], wall: float) -> tuple[str, float]:
+    """How much CPU other processes took while the benchmark ran, and that as a share of the machine."""
     end = busy_seconds()
-    other = (end[0] - start[0]) - (end[1] - start[1])
+    other = max((end[0] - start[0]) - (end[1] - start[1]), 0.0)
     if math.isnan(other):
-        return "unknown"
+        return "unknown", 0.0
     cores = os.cpu_count() or 1
-    return (
-        f"{max(other, 0):.0f} CPU-s over the {wall:.0f} s run ({max(other, 0) / (wall * cores):.0%} of {cores} cores)"
-    )
+    share = other / (wall * cores)
+    return f"{other:.0f} CPU-s over the {wall:.0f} s run ({share:.0%} of {cores} cores)", share
+
+
+OTHER_WORK_WARNING = 0.10  # a share of the machine above which the report warns that its times are noisy
 
 
 def log(message: str) -> None:
@@ -939,7 +941,7 @@ def targets(results: Sequence[CorpusResult], startup: Sequence[tuple[str, list[s
 def machine_lines(bench: Bench, load_before: str, elapsed: float) -> list[str]:
     return [
         f"- CPU: {bc.cpu_model()}, {os.cpu_count()} logical cores",
-        f"- other work on the machine during the benchmark: {other_work(bench.busy_start, elapsed)} "
+        f"- other work on the machine during the benchmark: {other_work(bench.busy_start, elapsed)[0]} "
         "(it slows every tool; compare with the load averages)",
         f"- RAM: {bc.memory_total()}; OS: {platform.system()} {platform.release()}",
         f"- Python: {platform.python_version()} ({sys.executable})",
@@ -972,6 +974,15 @@ def build_report(
         *machine_lines(bench, load_before, elapsed),
         "",
     ]
+    _, share = other_work(bench.busy_start, elapsed)
+    if share > OTHER_WORK_WARNING:
+        parts += [
+            f"**Warning: other work took {share:.0%} of the machine during this run.** Every time here is inflated "
+            "and noisy. Ratios between tools at 1x suffer less, because the tools ran in alternating rounds. The "
+            "growth rows suffer most, because each scale ran in its own block, so their exponents mix load with "
+            "corpus size. Rerun on a quiet machine before judging the speed and linearity targets.",
+            "",
+        ]
     parts += ["### Targets", "", *targets(results, startup), ""]
     for result in results:
         corpus = result.corpus
