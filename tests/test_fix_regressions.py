@@ -145,3 +145,20 @@ def test_method_out_keyword_is_not_rewritten() -> None:
 def test_non_boolean_some_is_not_guessed() -> None:
     (finding,) = check("import torch\nQ, R = torch.qr(A, some=None)\n", select=["TU103"])
     assert finding.fix is None
+
+
+def test_dropping_use_cuda_with_side_effects_is_unsafe() -> None:
+    code = (
+        "from torch.profiler import profile, ProfilerActivity\n"
+        "with profile(activities=[ProfilerActivity.CPU], use_cuda=check_gpu()):\n    pass\n"
+    )
+    (finding,) = check(code, select=["TU110"])
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    assert fix(code) == code
+
+
+def test_a_file_that_does_not_compile_as_it_is_gets_no_fix_and_no_false_report() -> None:
+    code = "import torch\nQ, R = torch.qr(A)\nfrom __future__ import annotations\n"
+    (finding,) = check(code, select=["TU103"])
+    assert fix(code) == code
+    assert not any("report" in note for note in finding.notes)

@@ -35,6 +35,10 @@ def is_applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:
 
 def fix_source(checker: Checker, source: SourceFile, *, unsafe: bool) -> FixOutcome:
     analysis = checker.analyze(source)
+    if analysis.tree is not None and compile_error(source.text, source.path) is not None:
+        # Parses but does not compile as it is (a late `from __future__`, say): every fix would
+        # be blamed for it. Report, fix nothing.
+        return FixOutcome(source.text, analysis.diagnostics, [])
     fixed: list[Diagnostic] = []
     rejected: dict[tuple[object, ...], str] = {}  # fixes whose result would not compile, and why
     for _ in range(MAX_PASSES):

@@ -46,7 +46,10 @@ def kineto_fix(ctx: Context, call: ast.Call, keyword: ast.keyword) -> Fix | None
     if _keyword(call, "activities") is not None:
         # 2.13 computed an activity set from use_cuda and then discarded it: dropping is exact.
         removal = edits.remove_argument(call, keyword)
-        return Fix("drop `use_cuda` (it had no effect next to `activities=`)", Applicability.SAFE,
+        # Dropping a call or other expression would also drop its side effects: unsafe then.
+        plain = isinstance(keyword.value, (ast.Constant, ast.Name, ast.Attribute))
+        applicability = Applicability.SAFE if plain else Applicability.UNSAFE
+        return Fix("drop `use_cuda` (it had no effect next to `activities=`)", applicability,
                    (removal,)) if removal else None
     reference = ctx.symbol_reference(ACTIVITY, call)
     if reference is None:
