@@ -20,8 +20,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
 PROGRAM = ROOT / "tests" / "trace_programs" / "train_mlp.py"
 sys.path.insert(0, str(ROOT / "tests"))
+
+from results import publish  # noqa: E402
 
 from differential.envs import TORCH_VERSIONS, ensure_env  # noqa: E402
 
@@ -84,10 +87,7 @@ def main() -> None:
             "",
         ]
     )
-    print(text)
-    if args.write_results:
-        with open(ROOT / "bench" / "RESULTS.md", "a", encoding="utf-8") as handle:
-            handle.write("\n" + text)
+    publish(text, args.write_results)
 
 
 if __name__ == "__main__":

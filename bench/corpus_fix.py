@@ -22,7 +22,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
+
+from results import publish  # noqa: E402
 
 from torchup.api import fix_source  # noqa: E402
 
@@ -124,10 +127,7 @@ def main() -> None:
             "",
         ]
     )
-    print(text)
-    if args.write_results:
-        with open(ROOT / "bench" / "RESULTS.md", "a", encoding="utf-8") as handle:
-            handle.write("\n" + text)
+    publish(text, args.write_results)
 
 
 if __name__ == "__main__":
