@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import sys
 from collections.abc import Callable
@@ -12,11 +13,17 @@ from torchup.context import Context
 from torchup.diagnostics import Diagnostic, Severity
 from torchup.importer import import_edits
 from torchup.python_target import resolve_target
-from torchup.resolver import Resolver
+from torchup.resolver import Focus, Resolver
 from torchup.rule import Rule
 from torchup.rules import all_rules
 from torchup.source import DecodeError, SourceFile
 from torchup.suppressions import UNUSED_NOQA, apply_suppressions, mentions_noqa
+
+# `global x` / `nonlocal x` in a function make its bindings visible elsewhere: always walk it.
+_SCOPE_DECLARATION = re.compile(r"\b(?:global|nonlocal)\b")
+
+# What decides the rules for one file: its selection (by identity), target Pythons, target release.
+_RulesKey = tuple[int, frozenset[tuple[int, int]], "str | None"]
 
 SYNTAX_ERROR = "TU001"
 IO_ERROR = "TU000"
@@ -60,6 +67,7 @@ class Checker:
         self.names = {rule.code: rule.name for rule in all_rules()}
         self.prefilter = prefilter
         self.settings_for = settings_for
+        self._rules_for: dict[_RulesKey, tuple[tuple[Rule, ...], list[Rule]]] = {}
         self._patterns: dict[tuple[str, ...], tuple[re.Pattern[str], re.Pattern[bytes]] | None] = {}
 
     def file_settings(self, path: str) -> FileSettings:
@@ -83,13 +91,18 @@ class Checker:
         """The selected rules that can fire on this file (its target Python and torch release)."""
         settings = self.file_settings(path)
         target = resolve_target(settings.target_python, path)
-        return [
-            rule
-            for rule in settings.rules
-            if not rule.engine_emitted
-            and rule.applies_to(target)
-            and (settings.target_version is None or _release(rule.since) <= _release(settings.target_version))
-        ]
+        key = (id(settings.rules), target.versions, settings.target_version)
+        cached = self._rules_for.get(key)
+        if cached is None or cached[0] is not settings.rules:  # (the identity check guards id reuse)
+            rules = [
+                rule
+                for rule in settings.rules
+                if not rule.engine_emitted
+                and rule.applies_to(target)
+                and applies_to_release(rule, settings.target_version)
+            ]
+            cached = self._rules_for[key] = (settings.rules, rules)
+        return list(cached[1])
 
     def _pattern(self, rules: list[Rule]) -> tuple[re.Pattern[str], re.Pattern[bytes]] | None:
         """One regex for the trigger words of ``rules``, as whole words: `eig` must not match `weight`."""
@@ -139,7 +152,7 @@ class Checker:
                 message = f"the parser failed: {exc or type(exc).__name__}"
             analysis.diagnostics.append(self.engine_diagnostic(SYNTAX_ERROR, source.path, message, 1, 1))
             return analysis
-        resolver = Resolver(tree)
+        resolver = Resolver(tree, self._focus(source, rules) if self.prefilter else None)
         ctx = Context(source, tree, resolver, target_python_option=self.file_settings(source.path).target_python)
         for rule in rules:
             ctx.rule = rule
@@ -161,6 +174,17 @@ class Checker:
                 fix.import_edits = tuple(import_edits(source, tree, resolver, fix.imports, released))
         analysis.diagnostics.sort(key=Diagnostic.sort_key)
         return analysis
+
+    def _focus(self, source: SourceFile, rules: list[Rule]) -> Focus | None:
+        """The lines that spell a trigger word: the resolver need not walk code elsewhere."""
+        pattern = self._pattern(rules) if rules else None
+        if pattern is None:
+            return None
+        starts = source.line_starts
+        offsets = [match.start() for match in pattern[0].finditer(source.text)]
+        offsets += [match.start() for match in _SCOPE_DECLARATION.finditer(source.text)]
+        lines = sorted({bisect.bisect_right(starts, offset) for offset in offsets})
+        return Focus(tuple(lines), frozenset(word for rule in rules for word in rule.triggers))
 
     def syntax_error(self, source: SourceFile, exc: SyntaxError) -> Diagnostic:
         line = exc.lineno or 1
@@ -189,6 +213,14 @@ class Checker:
             end_column=column,
             severity=Severity.ERROR,
         )
+
+
+def applies_to_release(rule: Rule, target_version: str | None) -> bool:
+    """Does ``rule`` report a change that a migration to ``target_version`` meets (None: any)?"""
+    if target_version is None:
+        return True
+    target = _release(target_version)
+    return _release(rule.since) <= target and (rule.until is None or target < _release(rule.until))
 
 
 def _release(version: str | None) -> tuple[int, ...]:

@@ -9,6 +9,7 @@ import statements itself.
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import enum
 from collections.abc import Iterator
@@ -82,10 +83,35 @@ class Lookup:
         return None
 
 
+@dataclass(frozen=True)
+class Focus:
+    """Where rules can look: the lines that spell a trigger word (or ``global``/``nonlocal``).
+
+    A function or class body that contains none of these lines cannot hold a finding: every
+    reference spells its name, and a binding the body makes stays local unless declared
+    global/nonlocal. So its body is not walked. Import aliases of trigger words (``from torch
+    import qr as q``) would hide later uses; the resolver then walks everything.
+    """
+
+    lines: tuple[int, ...]  # sorted
+    words: frozenset[str]
+
+    def touches(self, node: ast.stmt) -> bool:
+        end = node.end_lineno or node.lineno
+        index = bisect.bisect_left(self.lines, node.lineno)
+        return index < len(self.lines) and self.lines[index] <= end
+
+
 class Resolver:
     """Built once per module; answers questions about names at any node it has seen."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, focus: Focus | None = None) -> None:
+        self._build(tree, focus)
+        if focus is not None and self._aliases_a_word(focus.words):
+            self._build(tree, None)
+
+    def _build(self, tree: ast.Module, focus: Focus | None) -> None:
+        self.focus = focus
         self.module_scope = Scope(ScopeKind.MODULE, tree, None)
         self.calls: list[ast.Call] = []
         self.attributes: list[ast.Attribute] = []
@@ -99,6 +125,13 @@ class Resolver:
         self.scopes: list[Scope] = [self.module_scope]
         self.import_bindings: list[Binding] = []
         _ScopeBuilder(self).run(tree)
+
+    def _aliases_a_word(self, words: frozenset[str]) -> bool:
+        for binding in self.import_bindings:
+            last = binding.target.rsplit(".", 1)[-1] if binding.target else None
+            if last in words and binding.name != last:
+                return True
+        return False
 
     # -- questions rules ask ------------------------------------------------------------
     def scope_of(self, node: ast.AST) -> Scope:
@@ -244,6 +277,9 @@ class _ScopeBuilder(ast.NodeVisitor):
             self.visit(stmt)
 
     # -- helpers ---------------------------------------------------------------------------
+    def in_focus(self, node: ast.stmt) -> bool:
+        return self.r.focus is None or self.r.focus.touches(node)
+
     def bind(self, name: str, kind: BindingKind, node: ast.AST, **extra: object) -> None:
         scope = self.scope
         if name in scope.global_names:
@@ -319,6 +355,8 @@ class _ScopeBuilder(ast.NodeVisitor):
         if node.returns is not None:
             self.visit(node.returns)
         self.bind(node.name, BindingKind.DEFINITION, node, statement=node)
+        if not self.in_focus(node):
+            return
         previous = self.push(ScopeKind.FUNCTION, node)
         self.bind_parameters(node.args)
         self._predeclare(node.body)
@@ -339,10 +377,11 @@ class _ScopeBuilder(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
             self.visit(expr)
-        previous = self.push(ScopeKind.CLASS, node)
-        for stmt in node.body:
-            self.visit(stmt)
-        self.scope = previous
+        if self.in_focus(node):
+            previous = self.push(ScopeKind.CLASS, node)
+            for stmt in node.body:
+                self.visit(stmt)
+            self.scope = previous
         self.bind(node.name, BindingKind.DEFINITION, node, statement=node)
 
     def _predeclare(self, body: list[ast.stmt]) -> None:

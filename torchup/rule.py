@@ -63,6 +63,9 @@ class Rule:
     name: ClassVar[str]
     summary: ClassVar[str]  # one line, for `torchup rules`
     since: ClassVar[str | None] = "2.14"  # the torch release whose change the rule reports
+    # The first release where the reported behaviour is gone again (a warning 2.15 dropped): a
+    # target of that release or later does not run the rule. None: still applies today.
+    until: ClassVar[str | None] = None
     enabled_by_default: ClassVar[bool] = True
     severity: ClassVar[Severity] = Severity.ERROR
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
@@ -85,7 +88,9 @@ class Rule:
 
     def render_docs(self) -> str:
         lines = [f"# {self.code} {self.name}", "", self.summary, ""]
-        if self.since:
+        if self.since and self.until:
+            lines += [f"Applies to: upgrading to torch {self.since} (not {self.until} or later).", ""]
+        elif self.since:
             lines += [f"Applies to: upgrading to torch {self.since} or later.", ""]
         lines += [
             f"Fix: {self.fix_availability.value}. On by default: {'yes' if self.enabled_by_default else 'no'}.",

@@ -1,0 +1,164 @@
+"""The resolver walks only the function and class bodies that spell a trigger word (``Focus``).
+
+Each case is checked with the focus (the default, pre-filter on) and with a full walk
+(``--no-prefilter``): the findings and their fixes must be the same. The cases are the ways a
+skipped body could matter: aliases, ``global``, closures, evidence from other scopes.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from tests.helpers import check, fix
+from torchup.checker import Checker
+from torchup.resolver import Focus, Resolver
+from torchup.rules import all_rules
+from torchup.selection import select_rules
+from torchup.source import SourceFile
+
+CASES = {
+    "alias used in another function": """
+        from torch import qr as q
+
+        def unrelated():
+            return 1
+
+        def use(a):
+            return q(a)
+        """,
+    "module alias of torch": """
+        import torch as t
+
+        def helper():
+            pass
+
+        def use(a):
+            return t.cholesky(a)
+        """,
+    "global binding made in a function without a trigger": """
+        import numpy
+
+        def setup():
+            global torch
+            import torch as torch
+
+        def use(a):
+            return torch.cholesky(a)
+        """,
+    "nonlocal in a nested function": """
+        import torch
+
+        def outer():
+            x = None
+            def inner():
+                nonlocal x
+                x = torch.randn(3, 3)
+            inner()
+            return x.qr()
+        """,
+    "closure: evidence from the enclosing function": """
+        import torch
+
+        def outer():
+            m = torch.randn(4, 4)
+            def inner():
+                return m.qr()
+            return inner
+        """,
+    "tensor subclass defined in a class without a trigger": """
+        import torch
+
+        class MyTensor(torch.Tensor):
+            def double(self):
+                return self * 2
+
+        def use():
+            m = MyTensor()
+            return m.cholesky()
+        """,
+    "class that defines the method itself": """
+        import torch
+
+        class Solver:
+            def qr(self):
+                return 1
+
+        def use():
+            return Solver().qr()
+        """,
+    "shadowing in a skipped function does not leak": """
+        import torch
+
+        def shadow():
+            torch = None
+            return torch
+
+        def use(a):
+            return torch.cholesky(a)
+        """,
+    "from import released by the fix, used only in a focused function": """
+        from torch import cholesky
+
+        def other():
+            return 2
+
+        def use(a):
+            return cholesky(a)
+        """,
+    "profiler bound in a function without a trigger is not a finding elsewhere": """
+        import torch
+
+        def make():
+            with torch.profiler.profile(with_stack=True) as prof:
+                pass
+            return prof
+
+        def report(prof):
+            return prof.key_averages()
+        """,
+    "decorator and defaults of a skipped function are still seen": """
+        import torch
+
+        @torch.no_grad()
+        def f(a, solver=torch.cholesky):
+            return a
+        """,
+}
+
+
+def _findings(code: str, prefilter: bool) -> list[tuple[str, int, int, str]]:
+    return [(d.code, d.line, d.column, d.message) for d in check(code, ["ALL"], prefilter=prefilter)]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_focused_walk_finds_what_the_full_walk_finds(name: str) -> None:
+    code = CASES[name]
+    assert _findings(code, prefilter=True) == _findings(code, prefilter=False)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_focused_walk_fixes_like_the_full_walk(name: str) -> None:
+    code = textwrap.dedent(CASES[name])
+    checker_full = Checker(select_rules(all_rules(), ["ALL"]), prefilter=False)
+    from torchup.fixer import fix_source
+
+    full = fix_source(checker_full, SourceFile.from_bytes("m.py", code.encode()), unsafe=True).text
+    assert fix(code, unsafe=True, select=["ALL"]) == full
+
+
+def test_bodies_without_a_trigger_are_not_walked() -> None:
+    tree = ast.parse(textwrap.dedent(CASES["module alias of torch"]))
+    full = Resolver(tree)
+    focused = Resolver(tree, Focus(lines=(8,), words=frozenset({"cholesky"})))
+    assert len(full.scopes) == 3 and len(focused.scopes) == 2  # `helper` was skipped
+    assert focused.qualified_name(focused.attributes[-1]) == "torch.cholesky"
+
+
+def test_an_import_alias_of_a_trigger_word_walks_everything() -> None:
+    tree = ast.parse(textwrap.dedent(CASES["alias used in another function"]))
+    focused = Resolver(tree, Focus(lines=(2,), words=frozenset({"qr"})))
+    assert len(focused.scopes) == 3  # q(a) in `use` does not spell `qr`: nothing may be skipped
+    assert [focused.qualified_name(n) for n in focused.names if n.id == "q"] == ["torch.qr"]
