@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from torchup.context import Context
 from torchup.diagnostics import Diagnostic, Severity
 from torchup.importer import import_edits
+from torchup.prefilter import TriggerPattern
 from torchup.python_target import resolve_target
 from torchup.resolver import Focus, Resolver
 from torchup.rule import Rule
@@ -68,7 +69,7 @@ class Checker:
         self.prefilter = prefilter
         self.settings_for = settings_for
         self._rules_for: dict[_RulesKey, tuple[tuple[Rule, ...], list[Rule]]] = {}
-        self._patterns: dict[tuple[str, ...], tuple[re.Pattern[str], re.Pattern[bytes]] | None] = {}
+        self._patterns: dict[tuple[str, ...], TriggerPattern | None] = {}
 
     def file_settings(self, path: str) -> FileSettings:
         if self.settings_for is not None:
@@ -104,27 +105,21 @@ class Checker:
             cached = self._rules_for[key] = (settings.rules, rules)
         return list(cached[1])
 
-    def _pattern(self, rules: list[Rule]) -> tuple[re.Pattern[str], re.Pattern[bytes]] | None:
-        """One regex for the trigger words of ``rules``, as whole words: `eig` must not match `weight`."""
+    def _pattern(self, rules: list[Rule]) -> TriggerPattern | None:
         key = tuple(rule.code for rule in rules)
         if key not in self._patterns:
-            words = sorted({word for rule in rules for word in rule.triggers})
-            alternatives = "|".join(re.escape(word) for word in words)
-            self._patterns[key] = (
-                (re.compile(rf"\b(?:{alternatives})\b"), re.compile(rf"\b(?:{alternatives})\b".encode("ascii")))
-                if words
-                else None
-            )
+            words = [word for rule in rules for word in rule.triggers]
+            self._patterns[key] = TriggerPattern(words) if words else None
         return self._patterns[key]
 
     def could_match(self, text: str, path: str) -> bool:
         """The pre-filter: no trigger word, no possible finding (a reference spells its name)."""
-        return self._could_match(text, path, 0)
+        return self._could_match(text, path)
 
     def could_match_bytes(self, raw: bytes, path: str) -> bool:
-        return self._could_match(raw, path, 1)
+        return self._could_match(raw, path)
 
-    def _could_match(self, content: str | bytes, path: str, kind: int) -> bool:
+    def _could_match(self, content: str | bytes, path: str) -> bool:
         if not self.prefilter or all(rule.engine_emitted for rule in self.file_settings(path).rules):
             return True  # nothing to filter by: only the engine's own checks (TU001) were selected
         if mentions_noqa(content) and self.reports(UNUSED_NOQA, path):
@@ -133,7 +128,7 @@ class Checker:
         pattern = self._pattern(rules) if rules else None
         if pattern is None:
             return bool(rules)  # rules without trigger words must see every file
-        return pattern[kind].search(content) is not None  # type: ignore[arg-type]
+        return pattern.could_match(content)
 
     def analyze(self, source: SourceFile) -> Analysis:
         analysis = Analysis(source)
@@ -181,7 +176,7 @@ class Checker:
         if pattern is None:
             return None
         starts = source.line_starts
-        offsets = [match.start() for match in pattern[0].finditer(source.text)]
+        offsets = pattern.offsets(source.text)
         offsets += [match.start() for match in _SCOPE_DECLARATION.finditer(source.text)]
         lines = sorted({bisect.bisect_right(starts, offset) for offset in offsets})
         return Focus(tuple(lines), frozenset(word for rule in rules for word in rule.triggers))

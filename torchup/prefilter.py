@@ -1,0 +1,77 @@
+"""The textual pre-filter: can this file hold a finding of these rules at all?
+
+Stage 1 looks for a rule's trigger word as a whole word (`eig` must not match `weight`).
+Stage 2 looks at what stands before each occurrence, because most mentions of common words
+(`solve`, `balanced`, `qr`) are prose in docstrings and comments. A finding needs a reference
+the resolver can follow to torch, and every such reference spells its trigger word somewhere in
+one of these positions:
+
+- after a `.` (`torch.qr`, `x.qr()`), or any other punctuation or quote (`"balanced"`,
+  `use_cuda=` after `(` or `,`, `[qr]`, `"cuda:nccl"`), or first on its line (continuation lines);
+- after the keyword `import` (`from torch import qr`: the binding a bare `qr(...)` goes through).
+
+What remains is a word right after another word: `we solve`, `def qr`, `return solve`. The
+first two are prose or definitions; the third is a bare name, which refers to torch only through
+an import (whose `import qr` is kept) or through `from torch import *` — so a file that star-
+imports keeps every occurrence. Spaces, tabs and form feeds in between are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import AnyStr
+
+_STAR_IMPORT = re.compile(r"\bimport[ \t\f]*\*")
+_STAR_IMPORT_BYTES = re.compile(rb"\bimport[ \t\f]*\*")
+_BLANKS = " \t\f"
+
+
+class TriggerPattern:
+    """The trigger words of a set of rules, for ``str`` and ``bytes`` contents."""
+
+    def __init__(self, words: list[str]) -> None:
+        alternatives = "|".join(re.escape(word) for word in sorted(set(words)))
+        self.text = re.compile(rf"\b(?:{alternatives})\b")
+        self.bytes = re.compile(rf"\b(?:{alternatives})\b".encode("ascii"))
+
+    def could_match(self, content: str | bytes) -> bool:
+        if isinstance(content, bytes):
+            return _in_code(content, self.bytes, _STAR_IMPORT_BYTES, b"import")
+        return _in_code(content, self.text, _STAR_IMPORT, "import")
+
+    def offsets(self, text: str) -> list[int]:
+        """Where any trigger word occurs (stage 1 only: a superset, for the resolver's focus)."""
+        return [match.start() for match in self.text.finditer(text)]
+
+
+def _in_code(content: AnyStr, words: re.Pattern[AnyStr], star: re.Pattern[AnyStr], keyword: AnyStr) -> bool:
+    first = words.search(content)
+    if first is None:
+        return False
+    if star.search(content) is not None:
+        return True  # `from m import *`: a bare name may be the torch function itself
+    matches = words.finditer(content, first.start())
+    return any(_reference_position(content, match.start(), keyword) for match in matches)
+
+
+def _reference_position(content: AnyStr, start: int, keyword: AnyStr) -> bool:
+    index = start - 1
+    while index >= 0 and content[index : index + 1] in _blanks(content):
+        index -= 1
+    if index < 0:
+        return True  # the first word of the file
+    before = content[index : index + 1]
+    if not (before.isalnum() or before in (b"_", "_")) or not before.isascii():
+        return True  # punctuation, a quote, a line break, or a non-ASCII byte
+    length = len(keyword)
+    word_start = index - length + 1
+    preceded = word_start > 0 and _is_word_char(content[word_start - 1 : word_start])
+    return content[word_start : index + 1] == keyword and not preceded
+
+
+def _blanks(content: str | bytes) -> str | bytes:
+    return _BLANKS.encode("ascii") if isinstance(content, bytes) else _BLANKS
+
+
+def _is_word_char(char: str | bytes) -> bool:
+    return char.isascii() and (char.isalnum() or char in (b"_", "_"))
