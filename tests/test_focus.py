@@ -157,6 +157,26 @@ def test_bodies_without_a_trigger_are_not_walked() -> None:
     assert focused.qualified_name(focused.attributes[-1]) == "torch.cholesky"
 
 
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        ("from torch import qr as q\ndef f():\n    return 1\ndef g(a):\n    return q(a)\n", {"qr"}),
+        ("from torch.jit import script\ndef f():\n    return 1\ndef g(m):\n    return script(m)\n", {"jit"}),
+        ("from torch import *\ndef f():\n    return 1\ndef g(a):\n    return qr(a)\n", {"qr"}),
+    ],
+    ids=["alias", "name-imported-from-a-trigger-module", "star-import"],
+)
+def test_names_that_can_hide_a_trigger_word_walk_everything(code: str, words: set[str]) -> None:
+    focused = Resolver(ast.parse(code), Focus(lines=(1,), words=frozenset(words)))
+    assert len(focused.scopes) == 3
+
+
+def test_a_plain_import_of_a_trigger_word_keeps_the_focus() -> None:
+    code = "from torch import qr\ndef f():\n    return 1\ndef g(a):\n    return qr(a)\n"
+    focused = Resolver(ast.parse(code), Focus(lines=(1, 5), words=frozenset({"qr"})))
+    assert len(focused.scopes) == 2  # `f` skipped: every use of `qr` spells it
+
+
 def test_an_import_alias_of_a_trigger_word_walks_everything() -> None:
     tree = ast.parse(textwrap.dedent(CASES["alias used in another function"]))
     focused = Resolver(tree, Focus(lines=(2,), words=frozenset({"qr"})))

@@ -89,8 +89,9 @@ class Focus:
 
     A function or class body that contains none of these lines cannot hold a finding: every
     reference spells its name, and a binding the body makes stays local unless declared
-    global/nonlocal. So its body is not walked. Import aliases of trigger words (``from torch
-    import qr as q``) would hide later uses; the resolver then walks everything.
+    global/nonlocal. So its body is not walked. A name imported from a trigger word under
+    another name (``from torch import qr as q``, ``from torch.jit import script``) or a star
+    import would let later uses hide the word; the resolver then walks everything.
     """
 
     lines: tuple[int, ...]  # sorted
@@ -127,10 +128,14 @@ class Resolver:
         _ScopeBuilder(self).run(tree)
 
     def _aliases_a_word(self, words: frozenset[str]) -> bool:
+        """Could a use elsewhere reach a trigger word without spelling it? Through a name imported
+        from it (`from torch.jit import script`, `from torch import qr as q`) or a star import."""
+        if self.module_scope.star_imports:
+            return True
         for binding in self.import_bindings:
-            last = binding.target.rsplit(".", 1)[-1] if binding.target else None
-            if last in words and binding.name != last:
-                return True
+            if binding.target and binding.name not in words:
+                if any(part in words for part in binding.target.split(".")):
+                    return True
         return False
 
     # -- questions rules ask ------------------------------------------------------------
