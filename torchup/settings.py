@@ -25,6 +25,7 @@ class SettingsProvider:
     isolated: bool = False
     _by_file: dict[str | None, tuple[Settings, list[Rule]]] = field(default_factory=dict)
     _nearest_by_directory: dict[str, Path | None] = field(default_factory=dict)
+    _file_settings: dict[tuple[int, tuple[str, ...]], FileSettings] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Configuration files may have changed since an earlier run in this process.
@@ -67,9 +68,12 @@ class SettingsProvider:
     def __call__(self, path: str) -> FileSettings:
         settings, rules = self._resolved(path)
         ignored = _ignored_codes(settings, path)
-        if ignored:
-            rules = [rule for rule in rules if not any(rule.code.startswith(code) for code in ignored)]
-        return FileSettings(tuple(rules), settings.target_python, settings.target_version)
+        key = (id(settings), ignored)  # one object per distinct outcome: callers may memoise on it
+        if key not in self._file_settings:
+            if ignored:
+                rules = [rule for rule in rules if not any(rule.code.startswith(code) for code in ignored)]
+            self._file_settings[key] = FileSettings(tuple(rules), settings.target_python, settings.target_version)
+        return self._file_settings[key]
 
 
 def _ignored_codes(settings: Settings, path: str) -> tuple[str, ...]:
