@@ -132,11 +132,10 @@ class Resolver:
         from it (`from torch.jit import script`, `from torch import qr as q`) or a star import."""
         if self.module_scope.star_imports:
             return True
-        for binding in self.import_bindings:
-            if binding.target and binding.name not in words:
-                if any(part in words for part in binding.target.split(".")):
-                    return True
-        return False
+        return any(
+            binding.target and binding.name not in words and any(part in words for part in binding.target.split("."))
+            for binding in self.import_bindings
+        )
 
     # -- questions rules ask ------------------------------------------------------------
     def scope_of(self, node: ast.AST) -> Scope:
