@@ -147,9 +147,12 @@ class Checker:
                 message = f"the parser failed: {exc or type(exc).__name__}"
             analysis.diagnostics.append(self.engine_diagnostic(SYNTAX_ERROR, source.path, message, 1, 1))
             return analysis
-        resolver = Resolver(tree, self._focus(source, rules) if self.prefilter else None)
+        focus = self._focus(source, rules) if self.prefilter else None
+        resolver = Resolver(tree, focus)
         ctx = Context(source, tree, resolver, target_python_option=self.file_settings(source.path).target_python)
         for rule in rules:
+            if focus is not None and rule.triggers and focus.present.isdisjoint(rule.triggers):
+                continue  # none of its words here: it cannot find anything (a file may have another rule's)
             ctx.rule = rule
             rule.check(ctx)
         analysis.tree, analysis.resolver, analysis.parsed = tree, resolver, True
@@ -176,10 +179,12 @@ class Checker:
         if pattern is None:
             return None
         starts = source.line_starts
-        offsets = pattern.offsets(source.text)
+        found = pattern.occurrences(source.text)
+        offsets = [offset for offset, _ in found]
         offsets += [match.start() for match in _SCOPE_DECLARATION.finditer(source.text)]
         lines = sorted({bisect.bisect_right(starts, offset) for offset in offsets})
-        return Focus(tuple(lines), frozenset(word for rule in rules for word in rule.triggers))
+        words = frozenset(word for rule in rules for word in rule.triggers)
+        return Focus(tuple(lines), words, frozenset(word for _, word in found))
 
     def syntax_error(self, source: SourceFile, exc: SyntaxError) -> Diagnostic:
         line = exc.lineno or 1

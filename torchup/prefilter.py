@@ -39,9 +39,9 @@ class TriggerPattern:
             return _in_code(content, self.bytes, _STAR_IMPORT_BYTES, b"import")
         return _in_code(content, self.text, _STAR_IMPORT, "import")
 
-    def offsets(self, text: str) -> list[int]:
-        """Where any trigger word occurs (stage 1 only: a superset, for the resolver's focus)."""
-        return [match.start() for match in self.text.finditer(text)]
+    def occurrences(self, text: str) -> list[tuple[int, str]]:
+        """Where each trigger word occurs (stage 1 only: a superset, for the resolver's focus)."""
+        return [(match.start(), match.group()) for match in self.text.finditer(text)]
 
 
 def _in_code(content: AnyStr, words: re.Pattern[AnyStr], star: re.Pattern[AnyStr], keyword: AnyStr) -> bool:

@@ -95,7 +95,8 @@ class Focus:
     """
 
     lines: tuple[int, ...]  # sorted
-    words: frozenset[str]
+    words: frozenset[str]  # the trigger words of the rules that may run
+    present: frozenset[str] = frozenset()  # those that occur in the file
 
     def touches(self, node: ast.stmt) -> bool:
         end = node.end_lineno or node.lineno
