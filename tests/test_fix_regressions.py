@@ -162,3 +162,10 @@ def test_a_file_that_does_not_compile_as_it_is_gets_no_fix_and_no_false_report()
     (finding,) = check(code, select=["TU103"])
     assert fix(code) == code
     assert not any("report" in note for note in finding.notes)
+
+
+def test_import_inserted_where_the_first_fixed_statement_starts() -> None:
+    """The importer replaces `from torch import cholesky` with `import torch` right where the fixed
+    call starts; the safety check must move the call's start past that insertion."""
+    assert fix("from torch import cholesky\ncholesky(A)\n") == "import torch\ntorch.linalg.cholesky(A)\n"
+    assert fix("from torch import qr as q\nQ, R = q(A)\n") == "import torch\nQ, R = torch.linalg.qr(A)\n"

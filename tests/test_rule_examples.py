@@ -64,6 +64,8 @@ def test_docs_have_every_section(rule: Rule) -> None:
 
 def test_codes_are_unique_and_stable() -> None:
     assert [r.code for r in all_rules()] == [
-        "TU000", "TU001", "TU002", "TU101", "TU102", "TU103", "TU104", "TU105", "TU110", "TU120", "TU130", "TU140", "TU201", "TU202", "TU301", "TU401",
+        "TU000", "TU001", "TU002", "TU101", "TU102", "TU103", "TU104", "TU105", "TU110", "TU120", "TU130", "TU140",
+        "TU150", "TU151", "TU152", "TU160", "TU161", "TU170", "TU171", "TU172", "TU173", "TU201", "TU202", "TU301", "TU401",
+        "TU501", "TU502", "TU503", "TU504", "TU505",
     ]
     assert len({r.name for r in all_rules()}) == len(all_rules())

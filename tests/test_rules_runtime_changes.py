@@ -81,10 +81,12 @@ def test_tu301_running_interpreter_fallback(tmp_path: Path, monkeypatch: pytest.
 def test_tu301_command_line_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = project(tmp_path, ">=3.10,<3.15")
     path.write_text(textwrap.dedent(COMPILE_SNIPPET))
-    assert main(["check", "--select", "TU301", str(path)]) == 0
+    assert main(["check", "--select", "TU301", "--target-version", "2.14", str(path)]) == 0
     capsys.readouterr()
-    assert main(["check", "--select", "TU301", "--target-python", "3.15", str(path)]) == 1
+    assert main(["check", "--select", "TU301", "--target-python", "3.15", "--target-version", "2.14", str(path)]) == 1
     assert "TU301" in capsys.readouterr().out
+    # torch 2.15 (the default target) compiles on Python 3.15: TU301 has nothing to say there.
+    assert main(["check", "--select", "TU301", "--target-python", "3.15", str(path)]) == 0
 
 
 @pytest.mark.parametrize(

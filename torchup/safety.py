@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from torchup.diagnostics import Edit
 
@@ -35,8 +35,12 @@ def check_pass(
     old_fixes = [_covering(group) for group in fixes if group]
     old_imports = [(edit.start, edit.end) for edit in import_edits]
 
-    def moved(ranges: list[Range]) -> list[Range]:
-        return [(_moved(every, start, False), _moved(every, end, True)) for start, end in ranges]
+    inserted_before = {id(edit) for edit in import_edits if edit.start == edit.end}
+
+    def moved(ranges: list[Range], after_imports: bool = True) -> list[Range]:
+        """A fix's range starts after an import inserted where it starts; an import's own does not."""
+        before = inserted_before if after_imports else set()
+        return [(_moved(every, start, False, before), _moved(every, end, True)) for start, end in ranges]
 
     old_lines, new_lines = _lines(old_text), _lines(new_text)
     old_spans, new_spans = _spans(old_tree, old_lines), _spans(new_tree, new_lines)
@@ -58,7 +62,7 @@ def check_pass(
     after = _dump(
         new_tree,
         {id(h) for h in new_holders if h is not None},
-        _dropped(new_tree, new_spans, moved(old_fixes), moved(old_imports)),
+        _dropped(new_tree, new_spans, moved(old_fixes), moved(old_imports, after_imports=False)),
     )
     if before == after:
         return None
@@ -69,11 +73,13 @@ def _covering(edits: Sequence[Edit]) -> Range:
     return min(e.start for e in edits), max(e.end for e in edits)
 
 
-def _moved(edits: Sequence[Edit], position: int, is_end: bool) -> int:
-    """Where an old offset lands after the edits (an end also moves past insertions at it)."""
+def _moved(edits: Sequence[Edit], position: int, is_end: bool, inserted_before: Collection[int] = ()) -> int:
+    """Where an old offset lands after the edits. An end also moves past insertions at it, and so
+    does a start past the importer's insertions at it (an import goes before the statement there)."""
     shift = 0
     for edit in edits:
-        if edit.start < position or (is_end and edit.start == position == edit.end):
+        at_position = edit.start == position == edit.end
+        if edit.start < position or (at_position and (is_end or id(edit) in inserted_before)):
             shift += len(edit.content) - (edit.end - edit.start)
     return position + shift
 

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 ENV_ROOT = Path(os.environ.get("TORCHUP_TORCH_ENVS", Path.home() / ".cache" / "torchup" / "envs"))
@@ -45,6 +46,39 @@ def ensure_env(version: str) -> Path:
         raise RuntimeError(f"asked for torch {version} in {env}, got {installed}")
     ready.write_text(installed + "\n")
     return python
+
+
+def ensure_sources(version: str) -> Path:
+    """The Python sources of a torch release, for tests that read what a release defines without
+    installing it (torch 2.15.0: parsed, never imported or run). Taken from the release's wheel,
+    fetched once with `pip download --no-deps` into ``<envs>/../wheels`` and unpacked (``.py`` and
+    ``.pyi`` files under ``torch/`` only) into ``<envs>/../src-<version>/torch``; raises when that fails.
+    """
+    root = ENV_ROOT.parent / f"src-{version}"
+    if (root / "torch" / "__init__.py").exists():
+        return root / "torch"
+    wheels = ENV_ROOT.parent / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    found = sorted(wheels.glob(f"torch-{version}-*.whl"))
+    if not found:
+        subprocess.run(
+            [base_python(), "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
+             f"torch=={version}", "-d", str(wheels)],
+            check=True, timeout=1800,
+        )
+        found = sorted(wheels.glob(f"torch-{version}-*.whl"))
+    if not found:
+        raise RuntimeError(f"pip download found no torch {version} wheel")
+    partial = root.with_name(root.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    with zipfile.ZipFile(found[0]) as wheel:
+        for member in wheel.namelist():
+            if member.startswith("torch/") and member.endswith((".py", ".pyi")) and ".." not in member.split("/"):
+                wheel.extract(member, partial)
+    if root.exists():
+        shutil.rmtree(root)  # an earlier, incomplete unpacking (it has no torch/__init__.py)
+    partial.rename(root)
+    return root / "torch"
 
 
 if __name__ == "__main__":

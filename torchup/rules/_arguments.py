@@ -1,11 +1,14 @@
-"""Small argument edits shared by rules that add a keyword to a call (TU140, TU201)."""
+"""Small helpers shared by rules: argument edits for rules that add a keyword to a call (TU140, TU201),
+and renames of attributes, imported names and string literals (TU15x-TU17x)."""
 
 from __future__ import annotations
 
 import ast
 
-from torchup.diagnostics import Edit
+from torchup.context import Context
+from torchup.diagnostics import Applicability, Edit, Fix
 from torchup.patterns import Edits
+from torchup.resolver import BindingKind, Resolver
 from torchup.source import SourceFile
 
 
@@ -31,3 +34,67 @@ def append_argument(source: SourceFile, call: ast.Call, text: str) -> Edit | Non
         return None
     _, end = source.node_range(items[-1])
     return Edit(end, end, f", {text}")
+
+
+# -- renames (TU150-TU173) ----------------------------------------------------------------------------
+
+
+def attributes_named(tree: ast.AST, name: str) -> list[ast.Attribute]:
+    """Every ``x.name`` in the tree, read, written or deleted (the resolver records reads only)."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr == name]
+
+
+def rename_attribute(source: SourceFile, node: ast.Attribute, new_name: str) -> Edit | None:
+    """``a.b.old`` -> ``a.b.new``: an edit of the trailing name only (None if it is not spelt plainly)."""
+    _, end = source.node_range(node)
+    start = end - len(node.attr)
+    return Edit(start, end, new_name) if source.text[start:end] == node.attr else None
+
+
+def rename_imported_name(source: SourceFile, alias: ast.alias, new_name: str) -> Edit | None:
+    """``from m import old as x`` -> ``from m import new as x`` (the name before ``as`` only)."""
+    start, _ = source.node_range(alias)
+    end = start + len(alias.name)
+    return Edit(start, end, new_name) if source.text[start:end] == alias.name else None
+
+
+def rename_string(source: SourceFile, node: ast.Constant, new_value: str) -> Edit | None:
+    """A plain string literal (``"old"``, ``'old'``, ``r"old"``) spelt with ``new_value`` instead;
+    None for implicit concatenation, escapes, or anything else that is not the value between quotes."""
+    if not isinstance(node.value, str):
+        return None
+    text = source.segment(node)
+    stripped = text.lstrip("rRuU")
+    prefix = text[: len(text) - len(stripped)]
+    for quote in ('"""', "'''", '"', "'"):
+        if stripped.startswith(quote) and stripped.endswith(quote) and stripped[len(quote):-len(quote)] == node.value:
+            start, end = source.node_range(node)
+            return Edit(start, end, f"{prefix}{quote}{new_value}{quote}")
+    return None
+
+
+def from_imports(resolver: Resolver, qualnames: frozenset[str]) -> list[tuple[ast.alias, str]]:
+    """``from module import name [as other]`` statements that bind one of ``qualnames``."""
+    found = []
+    for binding in resolver.import_bindings:
+        if binding.kind is BindingKind.FROM_IMPORT and binding.target in qualnames \
+                and isinstance(binding.node, ast.alias):
+            found.append((binding.node, binding.target))
+    found.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
+    return found
+
+
+def rename_reference(ctx: Context, node: ast.expr, qualname: str, new_name: str) -> Fix | None:
+    """A safe fix that refers to ``new_name`` of the same module instead: ``dist.old`` -> ``dist.new``;
+    a name bound by ``from module import old`` -> ``new`` (imported when missing; the old import is
+    removed when nothing else uses it). For renames where both names are the same function."""
+    if isinstance(node, ast.Attribute):
+        edit = rename_attribute(ctx.source, node, new_name)
+        return Fix(f"use `{new_name}`", Applicability.SAFE, (edit,)) if edit else None
+    if not isinstance(node, ast.Name):
+        return None
+    reference = ctx.symbol_reference(f"{qualname.rpartition('.')[0]}.{new_name}", node)
+    if reference is None:
+        return None
+    text, imports = reference
+    return Fix(f"use `{text}`", Applicability.SAFE, (Edits(ctx.source).replace(node, text),), imports, (id(node),))

@@ -1,4 +1,4 @@
-"""TU301: ``torch.compile`` (and what needs dynamo) raises on Python 3.15+ in torch 2.13 and 2.14."""
+"""TU301: ``torch.compile`` (and what needs dynamo) raises on Python 3.15+ in torch 2.13 and 2.14 (not 2.15)."""
 
 from __future__ import annotations
 
@@ -181,7 +181,8 @@ class CompileOnPython315(Rule):
     code = "TU301"
     name = "compile-on-python-3.15"
     summary = "`torch.compile` raises RuntimeError on Python 3.15+ in torch 2.13 and 2.14."
-    since = None  # torch 2.13 and 2.14 alike; 2.15 lifts the limit
+    since = None  # torch 2.13 and 2.14 alike
+    until = "2.15"  # 2.15.0 moves the limit to Python 3.16 (torch/__init__.py:3236, torch/_dynamo/eval_frame.py:1749)
     fix_availability = FixAvailability.NONE
     triggers = ("compile", "optimize", "cond")
     docs = RuleDocs(
@@ -221,7 +222,9 @@ class CompileOnPython315(Rule):
         No automatic fix. Move to torch 2.15, which supports Python 3.15 (its limit moves to
         3.16); or keep the project on Python <= 3.14 (declare it in `requires-python`); or guard
         the call: `model = torch.compile(model) if sys.version_info < (3, 15) else model`, or
-        `if torch._dynamo.is_dynamo_supported():`.
+        `if torch._dynamo.is_dynamo_supported():`. The rule does not run when the target torch
+        release is 2.15 or later (`--target-version 2.15`, the default): there `torch.compile`
+        works on Python 3.15.
         """,
         fix_safety="There is no fix: the choice of Python, torch release or eager fallback is yours.",
         wheels_vs_notes="""
@@ -229,7 +232,10 @@ class CompileOnPython315(Rule):
         RuntimeError. The wheels show the same limit already in 2.13.0 (`sys.version_info >=
         (3, 15)` in `torch.compile`), a different message from `torch._dynamo.optimize`, and that
         eager `torch.cond` with a tensor predicate fails too. The 2.14.x Python 3.15 wheels are
-        not on the package index, only on download.pytorch.org.
+        not on the package index, only on download.pytorch.org. The 2.15.0 sources move both
+        checks to Python 3.16 (`torch.compile is not supported on Python 3.16+`, `Python 3.16+
+        not yet supported for torch.compile`), keep the refusal of free-threaded builds below
+        3.13.3, and `torch.cond` then works eagerly on 3.15 as dynamo does.
         """,
     )
     examples = (

@@ -1,0 +1,322 @@
+"""TU160: optimizers warn in torch 2.15 when their parameters come in a set."""
+
+from __future__ import annotations
+
+import ast
+
+from torchup.context import Context
+from torchup.diagnostics import Applicability, Fix, Severity
+from torchup.facts import FACTS
+from torchup.patterns import Edits, as_argument
+from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+
+_FACTS = FACTS["deprecated_arguments"]["torch.optim.Optimizer(params=set)"]
+WARNING = _FACTS["warning"]
+GROUP_ERROR = _FACTS["group_error"]
+# Every optimizer class, under torch.optim and under its own module (torch.optim.adam.Adam).
+OPTIMIZERS = frozenset(
+    {*_FACTS["classes"], *(f"{module}.{cls.rpartition('.')[2]}" for cls, module in _FACTS["modules"].items())}
+)
+_SET_OPERATORS = (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)
+_SET_METHODS = frozenset({"union", "intersection", "difference", "symmetric_difference", "copy"})
+_MAX_DEPTH = 8
+_NO_NAMES = _MAX_DEPTH + 1  # a starting depth for is_set that follows no names (only literal sets)
+HELP = "pass a list; `list(dict.fromkeys(...))` keeps the set's de-duplication in a fixed order"
+
+
+def is_set(ctx: Context, node: ast.expr, depth: int = 0) -> bool:
+    """Whether ``node`` certainly evaluates to a ``set`` (not a frozenset: 2.15 does not warn for one)."""
+    if isinstance(node, (ast.Set, ast.SetComp)):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "set":
+        return ctx.resolver.is_unbound("set", ctx.scope_of(node))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SET_METHODS:
+        return is_set(ctx, node.func.value, depth + 1)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _SET_OPERATORS):
+        return is_set(ctx, node.left, depth + 1)  # set | x is a set (or a TypeError)
+    if isinstance(node, ast.Name) and depth < _MAX_DEPTH:
+        bindings = ctx.resolver.lookup_name(node).bindings
+        return len(bindings) == 1 and bindings[0].value is not None and is_set(ctx, bindings[0].value, depth + 1)
+    return False
+
+
+def _list_of(ctx: Context, node: ast.expr) -> str | None:
+    """The text of ``list(dict.fromkeys(...))`` for a set expression; None when there is no exact spelling."""
+    if isinstance(node, ast.Set):
+        inner = f"[{ctx.segment(node)[1:-1]}]"
+    elif isinstance(node, ast.SetComp):
+        inner = ctx.segment(node)[1:-1]  # a generator expression as the sole argument
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "set":
+        if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
+            return None  # set() is empty: the optimizer raises anyway
+        inner = as_argument(ctx.source, node.args[0])
+        if isinstance(node.args[0], ast.GeneratorExp) and inner.startswith("(") and inner.endswith(")"):
+            inner = inner[1:-1]  # `set(p for p in ...)`: the generator shares the call's parentheses
+    else:
+        inner = as_argument(ctx.source, node)
+    return f"list(dict.fromkeys({inner}))"
+
+
+class OptimizerSetParams(Rule):
+    code = "TU160"
+    name = "optimizer-set-params"
+    summary = "Optimizers warn in torch 2.15 when `params` is a set (its order changes between runs); pass a list."
+    since = "2.15"
+    severity = Severity.WARNING
+    fix_availability = FixAvailability.UNSAFE
+    triggers = tuple(sorted({name.rpartition(".")[2] for name in OPTIMIZERS}))
+    docs = RuleDocs(
+        what="""
+        Finds optimizers constructed with a set as their parameters (first argument or
+        `params=`): `torch.optim.SGD`, `Adam`, `AdamW`, ... every class in `torch.optim` and
+        `torch.optim.Optimizer` itself, through any import form; classes defined in the same
+        file that derive from one of them (when their `__init__`, if any, takes `params` first);
+        and the `super().__init__(...)` (or `torch.optim.X.__init__(self, ...)`) call in the
+        `__init__` of such a class. A set is a set display `{a, b}`, a set comprehension, a call
+        of the built-in `set(...)`, `s | t` / `s & t` / `s - t` / `s ^ t` and `s.union(...)` ...
+        on one of those, or a name assigned once from one of them. Optimizer subclasses imported
+        from other files are not known. Not reported: lists, tuples, generators,
+        `model.parameters()`, `frozenset(...)` (2.15 does not warn for it), and sets inside
+        parameter-group dicts, which already raise in 2.13 and 2.14.
+        """,
+        why=f"""
+        A tensor hashes by its identity (its memory address), so a set of tensors iterates in an
+        order that changes from run to run, and with it the parameters' order in `param_groups`
+        and the integer ids that `state_dict()` gives them. torch 2.15 warns in
+        `Optimizer.__init__`:
+
+            {WARNING}
+
+        (A set inside a parameter group dict already raises in 2.13.0 and 2.14.1:
+        `{GROUP_ERROR}`)
+        """,
+        fix="""
+        The set becomes a list that keeps its de-duplication: `{a, b}` ->
+        `list(dict.fromkeys([a, b]))`, `set(x)` -> `list(dict.fromkeys(x))`,
+        `{p for p in ...}` -> `list(dict.fromkeys(p for p in ...))`, any other set expression
+        `s` -> `list(dict.fromkeys(s))`. Where the elements are known to be distinct, a plain
+        list (`[a, b]`, `list(model.parameters())`) is simpler.
+        """,
+        fix_safety="""
+        Unsafe. The same tensors go to the optimizer, each once (`dict.fromkeys` de-duplicates
+        exactly as a set does: by identity for tensors); what changes is their order, from the
+        set's order (different on every run) to the order in which the code lists them.
+        Per-parameter optimizers (SGD, Adam, AdamW, ...) compute the same steps in either order
+        (a differential test runs both versions under torch 2.14.1 and compares the parameters
+        bit for bit). The order still matters for `state_dict()`: parameters are saved by
+        position, so a checkpoint written by the old code loads its per-parameter state onto
+        whichever parameter now has that position - as it already did between two runs of the
+        old code. LBFGS flattens the parameters in this order, so its results differ by rounding
+        (up to 1.5e-8 relative in float64 after three steps in that test; between two runs of
+        the old code they differ the same way). `list(set(x))` would keep the old behaviour exactly, run-to-run order
+        included; it silences the warning without fixing what it warns about.
+        """,
+        wheels_vs_notes="""
+        The release notes say passing a set warns. The 2.15.0 sources show that it warns only
+        for `isinstance(params, set)` at the constructor (so not for a frozenset), that the
+        warning announces an error in a future release, and that a set inside a parameter group
+        is a TypeError already in 2.13.0 and 2.14.1. torch 2.14.1 accepts a set as `params`
+        without a warning.
+        """,
+    )
+    examples = (
+        Example(
+            "a set display and set(...)",
+            """
+            import torch
+            from torch.optim import AdamW
+
+            w = torch.nn.Parameter(torch.ones(3))
+            b = torch.nn.Parameter(torch.zeros(3))
+            model = torch.nn.Linear(3, 3)
+            sgd = torch.optim.SGD({w, b}, lr=0.1)
+            adamw = AdamW(set(model.parameters()), lr=1e-3)
+            """,
+            fixed="""
+            import torch
+            from torch.optim import AdamW
+
+            w = torch.nn.Parameter(torch.ones(3))
+            b = torch.nn.Parameter(torch.zeros(3))
+            model = torch.nn.Linear(3, 3)
+            sgd = torch.optim.SGD(list(dict.fromkeys([w, b])), lr=0.1)
+            adamw = AdamW(list(dict.fromkeys(model.parameters())), lr=1e-3)
+            """,
+            findings=2,
+            unsafe=True,
+            executable=False,
+        ),
+        Example(
+            "a comprehension, a set built earlier, and a subclass",
+            """
+            import torch.optim as optim
+
+            class Clipped(optim.Adam):
+                pass
+
+            def build(model, head):
+                trainable = set(model.parameters()) | set(head.parameters())
+                first = optim.Adam(params={p for p in model.parameters() if p.requires_grad})
+                second = Clipped(trainable, lr=1e-4)
+                return first, second
+            """,
+            fixed="""
+            import torch.optim as optim
+
+            class Clipped(optim.Adam):
+                pass
+
+            def build(model, head):
+                trainable = set(model.parameters()) | set(head.parameters())
+                first = optim.Adam(params=list(dict.fromkeys(p for p in model.parameters() if p.requires_grad)))
+                second = Clipped(list(dict.fromkeys(trainable)), lr=1e-4)
+                return first, second
+            """,
+            findings=2,
+            unsafe=True,
+            executable=False,
+        ),
+        Example(
+            "not reported: lists, frozensets, generators",
+            """
+            import torch
+
+            model = torch.nn.Linear(3, 3)
+            a = torch.optim.SGD(list(model.parameters()), lr=0.1)
+            b = torch.optim.SGD(frozenset(model.parameters()), lr=0.1)
+            c = torch.optim.Adam(p for p in model.parameters())
+            """,
+            findings=0,
+        ),
+    )
+
+    def check(self, ctx: Context) -> None:
+        if not ctx.resolver.imports_torch:
+            return
+        local = _local_optimizers(ctx)
+        visited = {id(call) for call in ctx.resolver.calls}
+        # (call, what is constructed, index of `params` among the positional arguments, may follow names)
+        found = [(call, qualname.rpartition(".")[2], 0, True) for call, qualname in ctx.calls_to(OPTIMIZERS)]
+        for call in ctx.resolver.calls:
+            if isinstance(call.func, ast.Name):  # a subclass defined in this file
+                bindings = ctx.resolver.lookup_name(call.func).bindings
+                if len(bindings) == 1 and local.get(id(bindings[0].node)):
+                    found.append((call, call.func.id, 0, True))
+        shadowed: set[int] = set()  # calls in a body that binds `list`, `dict` or `super` itself
+        for cls, init, call, position in _base_initialisations(ctx, local):
+            # A method body without a trigger word is not walked by the resolver: follow no names there.
+            what = f"{ctx.segment(call.func)}` in `{cls.name}"
+            found.append((call, what, position, id(call) in visited))
+            if _binds(init, ("list", "dict", "super")):
+                shadowed.add(id(call))
+        for call, what, position, follow_names in found:
+            params = call.args[position] if len(call.args) > position else \
+                next((k.value for k in call.keywords if k.arg == "params"), None)
+            if params is None or isinstance(params, ast.Starred) or any(
+                isinstance(a, ast.Starred) for a in call.args[:position]
+            ) or not is_set(ctx, params, 0 if follow_names else _NO_NAMES):
+                continue
+            text = _list_of(ctx, params)
+            names_free = id(call) not in shadowed and all(
+                ctx.resolver.is_unbound(name, ctx.scope_of(call)) for name in ("list", "dict")
+            )
+            fix = None
+            if text is not None and names_free:
+                short_text = len(text) <= 60 and "\n" not in text
+                fix = Fix(f"use `{text}`" if short_text else "use `list(dict.fromkeys(...))`",
+                          Applicability.UNSAFE, (Edits(ctx.source).replace(params, text),))
+            ctx.report(
+                params,
+                f"`{what}` warns in torch 2.15 when its parameters come in a set: their order changes from run to "
+                "run (FutureWarning; an error in a future release)",
+                fix=fix,
+                help=None if fix else HELP,
+            )
+
+
+def _local_optimizers(ctx: Context) -> dict[int, bool]:
+    """The ClassDefs in this file that derive from an optimizer (by id), each with whether it takes
+    ``params`` first (its own ``__init__``'s first parameter, or the one it inherits)."""
+    classes = [node for node in ast.walk(ctx.tree) if isinstance(node, ast.ClassDef)]
+    derived: dict[int, bool] = {}
+    changed = True
+    while changed:
+        changed = False
+        for cls in classes:
+            if id(cls) in derived:
+                continue
+            for base in cls.bases:
+                bindings = ctx.resolver.lookup_name(base).bindings if isinstance(base, ast.Name) else ()
+                inherited = True if ctx.qualified_name(base) in OPTIMIZERS else (
+                    derived.get(id(bindings[0].node)) if len(bindings) == 1 else None
+                )
+                if inherited is not None:
+                    own = _takes_params_first(cls)
+                    derived[id(cls)] = inherited if own is None else own
+                    changed = True
+                    break
+    return derived
+
+
+def _base_initialisations(
+    ctx: Context, local: dict[int, bool]
+) -> list[tuple[ast.ClassDef, ast.FunctionDef, ast.Call, int]]:
+    """``super().__init__(params, ...)`` and ``Optimizer.__init__(self, params, ...)`` in the ``__init__``
+    of a local optimizer subclass, with the position of ``params`` among the positional arguments."""
+    found = []
+    for cls in ast.walk(ctx.tree):
+        if not isinstance(cls, ast.ClassDef) or id(cls) not in local:
+            continue
+        for init in cls.body:
+            if not isinstance(init, ast.FunctionDef) or init.name != "__init__":
+                continue
+            for call in _calls_in(init.body):
+                func = call.func
+                if not isinstance(func, ast.Attribute) or func.attr != "__init__":
+                    continue
+                if isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) \
+                        and func.value.func.id == "super" and ctx.resolver.is_unbound("super", ctx.scope_of(call)):
+                    found.append((cls, init, call, 0))
+                elif ctx.qualified_name(func.value) in OPTIMIZERS:
+                    found.append((cls, init, call, 1))
+    return found
+
+
+def _binds(function: ast.FunctionDef, names: tuple[str, ...]) -> bool:
+    """Whether ``function`` binds one of ``names`` itself (a parameter, an assignment, an import)."""
+    arguments = function.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+    if any(a is not None and a.arg in names for a in every):
+        return True
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in names:
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            (alias.asname or alias.name.partition(".")[0]) in names for alias in node.names
+        ):
+            return True
+    return False
+
+
+def _calls_in(statements: list[ast.stmt]) -> list[ast.Call]:
+    """The calls in a function body, not in the functions, lambdas and classes nested in it."""
+    calls, stack = [], list(statements)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call):
+            calls.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return calls
+
+
+def _takes_params_first(cls: ast.ClassDef) -> bool | None:
+    """Whether the class's own ``__init__`` takes ``params`` first; None when it has none (inherited)."""
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return None
+    parameters = [*init.args.posonlyargs, *init.args.args]
+    return len(parameters) >= 2 and parameters[1].arg == "params"
+
+
+RULE = OptimizerSetParams()
