@@ -65,6 +65,9 @@ def ensure_sources(version: str) -> Path:
             [base_python(), "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
              f"torch=={version}", "-d", str(wheels)],
             check=True, timeout=1800,
+            # The machine's pip configuration may cap torch below this release; only this download
+            # (sources to read, nothing installed) steps around it.
+            env={**os.environ, "PIP_CONFIG_FILE": os.devnull},
         )
         found = sorted(wheels.glob(f"torch-{version}-*.whl"))
     if not found:
