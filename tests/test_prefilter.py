@@ -60,3 +60,19 @@ def test_prose_only_file_is_skipped_but_a_reference_is_not() -> None:
     assert check(prose, ["ALL"]) == check(prose, ["ALL"], prefilter=False) == []
     reference = prose + "q = torch.qr(torch.eye(2))\n"
     assert [d.code for d in check(reference, ["TU103"])] == ["TU103"]
+
+
+def test_the_factored_pattern_finds_exactly_what_plain_alternation_finds() -> None:
+    import random
+    import re
+
+    from torchup.prefilter import _trie
+
+    chance = random.Random(7)
+    alphabet = "ab_c"
+    for _ in range(300):
+        words = sorted({"".join(chance.choices(alphabet, k=chance.randint(1, 4))) for _ in range(chance.randint(1, 6))})
+        text = " ".join("".join(chance.choices(alphabet + " .", k=chance.randint(1, 6))) for _ in range(20))
+        plain = re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b")
+        factored = re.compile(r"\b" + _trie(words) + r"\b")
+        assert [m.span() for m in factored.finditer(text)] == [m.span() for m in plain.finditer(text)], words

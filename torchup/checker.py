@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,9 +18,6 @@ from torchup.rule import Rule
 from torchup.rules import all_rules
 from torchup.source import DecodeError, SourceFile
 from torchup.suppressions import UNUSED_NOQA, apply_suppressions, mentions_noqa
-
-# `global x` / `nonlocal x` in a function make its bindings visible elsewhere: always walk it.
-_SCOPE_DECLARATION = re.compile(r"\b(?:global|nonlocal)\b")
 
 # What decides the rules for one file: its selection (by identity), target Pythons, target release.
 _RulesKey = tuple[int, frozenset[tuple[int, int]], "str | None"]
@@ -68,6 +64,7 @@ class Checker:
         self.names = {rule.code: rule.name for rule in all_rules()}
         self.prefilter = prefilter
         self.settings_for = settings_for
+        self._fingerprints: dict[tuple[int, frozenset[tuple[int, int]]], tuple[FileSettings, str]] = {}
         self._rules_for: dict[_RulesKey, tuple[tuple[Rule, ...], list[Rule]]] = {}
         self._patterns: dict[tuple[str, ...], TriggerPattern | None] = {}
 
@@ -79,10 +76,15 @@ class Checker:
     def fingerprint(self, path: str) -> str:
         """Everything about the settings that decides this file's findings (the cache key's half)."""
         settings = self.file_settings(path)
-        codes = ",".join(sorted(rule.code for rule in settings.rules))
         target = resolve_target(settings.target_python, path)
-        versions = ",".join(f"{a}.{b}" for a, b in sorted(target.versions))
-        return f"{codes}|{versions}|{settings.target_version}|{int(self.prefilter)}"
+        key = (id(settings), target.versions)
+        cached = self._fingerprints.get(key)
+        if cached is None or cached[0] is not settings:  # (the identity check guards id reuse)
+            codes = ",".join(sorted(rule.code for rule in settings.rules))
+            versions = ",".join(f"{a}.{b}" for a, b in sorted(target.versions))
+            text = f"{codes}|{versions}|{settings.target_version}|{int(self.prefilter)}"
+            cached = self._fingerprints[key] = (settings, text)
+        return cached[1]
 
     def reports(self, code: str, path: str) -> bool:
         """Is ``code`` selected for this file (engine findings are filtered with this)?"""
@@ -119,7 +121,9 @@ class Checker:
     def could_match_bytes(self, raw: bytes, path: str) -> bool:
         return self._could_match(raw, path)
 
-    def _could_match(self, content: str | bytes, path: str) -> bool:
+    def _could_match(
+        self, content: str | bytes, path: str, occurrences: list[tuple[int, str]] | None = None
+    ) -> bool:
         if not self.prefilter or all(rule.engine_emitted for rule in self.file_settings(path).rules):
             return True  # nothing to filter by: only the engine's own checks (TU001) were selected
         if mentions_noqa(content) and self.reports(UNUSED_NOQA, path):
@@ -128,12 +132,16 @@ class Checker:
         pattern = self._pattern(rules) if rules else None
         if pattern is None:
             return bool(rules)  # rules without trigger words must see every file
+        if occurrences is not None and isinstance(content, str):
+            return pattern.could_match_at(content, occurrences)
         return pattern.could_match(content)
 
     def analyze(self, source: SourceFile) -> Analysis:
         analysis = Analysis(source)
         rules = self.rules_for(source.path)
-        if not self.file_settings(source.path).rules or not self.could_match(source.text, source.path):
+        pattern = self._pattern(rules) if rules and self.prefilter else None
+        occurrences = pattern.occurrences(source.text) if pattern is not None else None
+        if not self.file_settings(source.path).rules or not self._could_match(source.text, source.path, occurrences):
             return analysis
         try:
             tree = ast.parse(source.text, filename=source.path)
@@ -147,7 +155,7 @@ class Checker:
                 message = f"the parser failed: {exc or type(exc).__name__}"
             analysis.diagnostics.append(self.engine_diagnostic(SYNTAX_ERROR, source.path, message, 1, 1))
             return analysis
-        focus = self._focus(source, rules) if self.prefilter else None
+        focus = self._focus(source, rules, occurrences) if occurrences is not None else None
         resolver = Resolver(tree, focus)
         ctx = Context(source, tree, resolver, target_python_option=self.file_settings(source.path).target_python)
         for rule in rules:
@@ -173,18 +181,12 @@ class Checker:
         analysis.diagnostics.sort(key=Diagnostic.sort_key)
         return analysis
 
-    def _focus(self, source: SourceFile, rules: list[Rule]) -> Focus | None:
+    def _focus(self, source: SourceFile, rules: list[Rule], occurrences: list[tuple[int, str]]) -> Focus:
         """The lines that spell a trigger word: the resolver need not walk code elsewhere."""
-        pattern = self._pattern(rules) if rules else None
-        if pattern is None:
-            return None
         starts = source.line_starts
-        found = pattern.occurrences(source.text)
-        offsets = [offset for offset, _ in found]
-        offsets += [match.start() for match in _SCOPE_DECLARATION.finditer(source.text)]
-        lines = sorted({bisect.bisect_right(starts, offset) for offset in offsets})
+        lines = sorted({bisect.bisect_right(starts, offset) for offset, _ in occurrences})
         words = frozenset(word for rule in rules for word in rule.triggers)
-        return Focus(tuple(lines), words, frozenset(word for _, word in found))
+        return Focus(tuple(lines), words, frozenset(word for _, word in occurrences))
 
     def syntax_error(self, source: SourceFile, exc: SyntaxError) -> Diagnostic:
         line = exc.lineno or 1

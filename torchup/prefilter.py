@@ -30,9 +30,13 @@ class TriggerPattern:
     """The trigger words of a set of rules, for ``str`` and ``bytes`` contents."""
 
     def __init__(self, words: list[str]) -> None:
-        alternatives = "|".join(re.escape(word) for word in sorted(set(words)))
-        self.text = re.compile(rf"\b(?:{alternatives})\b")
-        self.bytes = re.compile(rf"\b(?:{alternatives})\b".encode("ascii"))
+        self.words = frozenset(words)
+        alternatives = _trie(sorted(self.words))
+        self.text = re.compile(rf"\b{alternatives}\b")
+        self.bytes = re.compile(rf"\b{alternatives}\b".encode("ascii"))
+        # `global x` / `nonlocal x` in a function make its bindings visible elsewhere: the focus
+        # must include them, and one scan finds both.
+        self._focus = re.compile(rf"\b{_trie(sorted(self.words | SCOPE_KEYWORDS))}\b")
 
     def could_match(self, content: str | bytes) -> bool:
         if isinstance(content, bytes):
@@ -40,8 +44,35 @@ class TriggerPattern:
         return _in_code(content, self.text, _STAR_IMPORT, "import")
 
     def occurrences(self, text: str) -> list[tuple[int, str]]:
-        """Where each trigger word occurs (stage 1 only: a superset, for the resolver's focus)."""
-        return [(match.start(), match.group()) for match in self.text.finditer(text)]
+        """Where each trigger word (and `global`/`nonlocal`) occurs: stage 1 only, a superset."""
+        return [(match.start(), match.group()) for match in self._focus.finditer(text)]
+
+    def could_match_at(self, text: str, occurrences: list[tuple[int, str]]) -> bool:
+        """``could_match`` for a text whose ``occurrences`` are already known (one scan, not two)."""
+        found = [offset for offset, word in occurrences if word in self.words]
+        if not found:
+            return False
+        if _STAR_IMPORT.search(text) is not None:
+            return True
+        return any(_reference_position(text, offset, "import") for offset in found)
+
+
+SCOPE_KEYWORDS = frozenset({"global", "nonlocal"})
+
+
+def _trie(words: list[str]) -> str:
+    """One regex alternative for ``words`` with shared prefixes factored out: Python's regex
+    engine tries alternatives one by one, so `A(?:dam(?:W|ax)?|...)` scans faster than `Adam|AdamW|...`."""
+    if not words:
+        return "(?!)"
+    branches: dict[str, list[str]] = {}
+    for word in words:
+        if word:
+            branches.setdefault(word[0], []).append(word[1:])
+    parts = [re.escape(first) + (_trie(rest) if rest != [""] else "") for first, rest in sorted(branches.items())]
+    if "" in words:
+        return f"(?:{'|'.join(parts)})?"
+    return parts[0] if len(parts) == 1 else f"(?:{'|'.join(parts)})"
 
 
 def _in_code(content: AnyStr, words: re.Pattern[AnyStr], star: re.Pattern[AnyStr], keyword: AnyStr) -> bool:

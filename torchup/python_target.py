@@ -108,12 +108,17 @@ def _read_requires_python(pyproject: Path) -> str | None:
 
 def resolve_target(explicit: str | None, file_path: str) -> PythonTarget:
     if explicit is not None:
-        return PythonTarget(frozenset({parse_version(explicit)}), "--target-python")
+        return _explicit(explicit)
     found = _declared_in(os.path.dirname(os.path.abspath(file_path)))
-    if found is not None:
-        return found
-    running = sys.version_info[:2]
-    return PythonTarget(frozenset({(running[0], running[1])}), "the running interpreter")
+    return found if found is not None else _RUNNING
+
+
+@lru_cache(maxsize=64)
+def _explicit(version: str) -> PythonTarget:
+    return PythonTarget(frozenset({parse_version(version)}), "--target-python")
+
+
+_RUNNING = PythonTarget(frozenset({(sys.version_info[0], sys.version_info[1])}), "the running interpreter")
 
 
 @lru_cache(maxsize=4096)

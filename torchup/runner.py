@@ -229,14 +229,19 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
     except DecodeError as exc:
         result.diagnostics.append(checker.decode_error(path, exc))
         return
-    result.sources[path] = source
     if not options.fix:
-        result.diagnostics.extend(checker.analyze(source).diagnostics)
+        diagnostics = checker.analyze(source).diagnostics
+        result.diagnostics.extend(diagnostics)
+        if diagnostics:  # the report quotes their lines; other texts would only cost memory
+            result.sources[path] = source
         return
     outcome = fix_source(checker, source, unsafe=options.unsafe_fixes)
     result.diagnostics.extend(outcome.remaining)
     if outcome.text == source.text:
+        if outcome.remaining:
+            result.sources[path] = source
         return
+    result.sources[path] = source
     result.changed.add(path)
     if options.diff:
         result.fixed += len(outcome.fixed)

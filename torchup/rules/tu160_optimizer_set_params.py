@@ -75,7 +75,8 @@ class OptimizerSetParams(Rule):
         `__init__` of such a class. A set is a set display `{a, b}`, a set comprehension, a call
         of the built-in `set(...)`, `s | t` / `s & t` / `s - t` / `s ^ t` and `s.union(...)` ...
         on one of those, or a name assigned once from one of them. Optimizer subclasses imported
-        from other files are not known. Not reported: lists, tuples, generators,
+        from other files are not known, nor a subclass of a local subclass that is defined and
+        used only inside a function whose text names no optimizer class. Not reported: lists, tuples, generators,
         `model.parameters()`, `frozenset(...)` (2.15 does not warn for it), and sets inside
         parameter-group dicts, which already raise in 2.13 and 2.14.
         """,
@@ -237,7 +238,7 @@ class OptimizerSetParams(Rule):
 def _local_optimizers(ctx: Context) -> dict[int, bool]:
     """The ClassDefs in this file that derive from an optimizer (by id), each with whether it takes
     ``params`` first (its own ``__init__``'s first parameter, or the one it inherits)."""
-    classes = [node for node in ast.walk(ctx.tree) if isinstance(node, ast.ClassDef)]
+    classes = _classes(ctx)
     derived: dict[int, bool] = {}
     changed = True
     while changed:
@@ -258,14 +259,27 @@ def _local_optimizers(ctx: Context) -> dict[int, bool]:
     return derived
 
 
+def _classes(ctx: Context) -> list[ast.ClassDef]:
+    """The class statements in the scopes the resolver walked, in source order. (A class defined
+    and used only inside a body that names no optimizer is not walked, so not followed.)"""
+    found = {
+        id(binding.node): binding.node
+        for scope in ctx.resolver.iter_scopes()
+        for bindings in scope.bindings.values()
+        for binding in bindings
+        if isinstance(binding.node, ast.ClassDef)
+    }
+    return sorted(found.values(), key=lambda node: (node.lineno, node.col_offset))  # type: ignore[attr-defined]
+
+
 def _base_initialisations(
     ctx: Context, local: dict[int, bool]
 ) -> list[tuple[ast.ClassDef, ast.FunctionDef, ast.Call, int]]:
     """``super().__init__(params, ...)`` and ``Optimizer.__init__(self, params, ...)`` in the ``__init__``
     of a local optimizer subclass, with the position of ``params`` among the positional arguments."""
     found = []
-    for cls in ast.walk(ctx.tree):
-        if not isinstance(cls, ast.ClassDef) or id(cls) not in local:
+    for cls in _classes(ctx):
+        if id(cls) not in local:
             continue
         for init in cls.body:
             if not isinstance(init, ast.FunctionDef) or init.name != "__init__":
