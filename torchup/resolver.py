@@ -12,8 +12,9 @@ import ast
 import bisect
 import builtins
 import enum
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 _BUILTINS = frozenset(dir(builtins))
 
@@ -267,6 +268,12 @@ class Resolver:
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# Nodes with nothing below them that binds a name or refers to one.
+_LEAVES = (ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+
+
+def _skip(node: ast.AST) -> None:
+    return None
 
 
 class _ScopeBuilder(ast.NodeVisitor):
@@ -276,10 +283,31 @@ class _ScopeBuilder(ast.NodeVisitor):
         self.r = resolver
         self.scope = resolver.module_scope
         self.typing_only = False
+        self._methods: dict[type, Callable[[Any], None]] = {}
 
     def run(self, tree: ast.Module) -> None:
         for stmt in tree.body:
             self.visit(stmt)
+
+    # The walk is most of the resolver's time: dispatch through a per-class table, and skip what
+    # has nothing to bind or record (constants, Load/Store markers, operators).
+    def visit(self, node: ast.AST) -> None:
+        method = self._methods.get(type(node))
+        if method is None:
+            name = type(node).__name__
+            method = _skip if isinstance(node, _LEAVES) else getattr(self, f"visit_{name}", self.generic_visit)
+            self._methods[type(node)] = method
+        method(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
 
     # -- helpers ---------------------------------------------------------------------------
     def in_focus(self, node: ast.stmt) -> bool:
