@@ -89,11 +89,13 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
     seen: set[object] = set()
     pending: list[Target] = []
     found: list[Target] = []
+    sizes: dict[str, int] = {}
     for target in discovery.targets(paths):
-        key = _identity(target.path)
+        key, size = _identity(target.path)
         if key in seen:  # named twice, or inside a directory also named
             continue
         seen.add(key)
+        sizes[target.path] = size
         if isinstance(target, Missing):
             result.files_failed += 1
             message = f"cannot read {target.path}: {target.reason}; {_READ_ADVICE}"
@@ -105,6 +107,8 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
     if options.fix and not options.diff:
         remove_stale_temporaries(found)
     total = len(pending)
+    if options.jobs > 1:  # largest first: a big file started last would leave one worker busy alone
+        pending.sort(key=lambda target: -sizes.get(target.path, 0))
     for done, partial in enumerate(_process_all(pending, checker, options), start=1):
         result.merge(partial)
         if options.progress is not None:
@@ -115,13 +119,13 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
     return result
 
 
-def _identity(path: str) -> object:
-    """The same file reached by two paths (symlinks included) has one identity."""
+def _identity(path: str) -> tuple[object, int]:
+    """The same file reached by two paths (symlinks included) has one identity; and its size."""
     try:
         info = os.stat(path)
-        return (info.st_dev, info.st_ino)
+        return (info.st_dev, info.st_ino), info.st_size
     except OSError:
-        return os.path.abspath(path)
+        return os.path.abspath(path), 0
 
 
 def _from_cache(target: Target, checker: Checker, options: RunOptions, result: RunResult) -> bool:
@@ -162,7 +166,7 @@ def _process_all(pending: list[Target], checker: Checker, options: RunOptions) -
             yield _process_one(target, checker, options)
         return
     _WORK = (checker, dataclasses.replace(options, cache=None, progress=None, record_states=options.cache is not None))
-    chunk = max(1, min(64, len(pending) // (options.jobs * 8)))
+    chunk = max(1, min(8, len(pending) // (options.jobs * 8)))
     with mp.get_context("fork").Pool(options.jobs) as pool:
         yield from pool.imap_unordered(_worker, pending, chunksize=chunk)
     _WORK = None
