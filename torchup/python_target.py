@@ -110,7 +110,7 @@ def resolve_target(explicit: str | None, file_path: str) -> PythonTarget:
     if explicit is not None:
         return _explicit(explicit)
     found = _declared_in(os.path.dirname(os.path.abspath(file_path)))
-    return found if found is not None else _RUNNING
+    return found if found is not None else _running(sys.version_info[0], sys.version_info[1])
 
 
 @lru_cache(maxsize=64)
@@ -118,7 +118,9 @@ def _explicit(version: str) -> PythonTarget:
     return PythonTarget(frozenset({parse_version(version)}), "--target-python")
 
 
-_RUNNING = PythonTarget(frozenset({(sys.version_info[0], sys.version_info[1])}), "the running interpreter")
+@lru_cache(maxsize=8)
+def _running(major: int, minor: int) -> PythonTarget:
+    return PythonTarget(frozenset({(major, minor)}), "the running interpreter")
 
 
 @lru_cache(maxsize=4096)
