@@ -535,6 +535,18 @@ class _ScopeBuilder(ast.NodeVisitor):
             self.r._outer[id(node.value)] = node
         self.visit(node.value)
 
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        """Left operands first, without recursing down the chain: generated code joins thousands
+        of terms with `+`, deeper than Python's recursion limit."""
+        rights = []
+        left: ast.expr = node
+        while isinstance(left, ast.BinOp):
+            rights.append(left.right)
+            left = left.left
+        self.visit(left)
+        for right in reversed(rights):
+            self.visit(right)
+
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if isinstance(node.value, ast.Call):
             self.r._outer[id(node.value)] = node

@@ -162,17 +162,33 @@ def _holds(span: Range, start: int, end: int) -> bool:
     return span[0] <= start and end <= span[1]
 
 
-def _dump(node: ast.AST, masked: set[int], dropped: set[int]) -> str:
-    if id(node) in masked:
-        return MASK
-    parts = []
-    for name, value in ast.iter_fields(node):
-        if isinstance(value, list):
-            items = [_dump(v, masked, dropped) if isinstance(v, ast.AST) else repr(v) for v in value
-                     if not (isinstance(v, ast.AST) and id(v) in dropped)]
-            parts.append(f"{name}=[{', '.join(items)}]")
-        elif isinstance(value, ast.AST):
-            parts.append(f"{name}={_dump(value, masked, dropped)}")
-        else:
-            parts.append(f"{name}={value!r}")
-    return f"{type(node).__name__}({', '.join(parts)})"
+def _dump(node: ast.AST, masked: set[int], dropped: set[int]) -> list[str]:
+    """The tree as a flat list of tokens (type, field names, values, brackets), masked nodes as
+    ``MASK``. Built with an explicit stack: generated code nests deeper than Python recurses."""
+    out: list[str] = []
+    stack: list[ast.AST | str] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        if id(item) in masked:
+            out.append(MASK)
+            continue
+        tokens: list[ast.AST | str] = [f"{type(item).__name__}("]
+        for name, value in ast.iter_fields(item):
+            if isinstance(value, list):
+                tokens.append(f"{name}=[")
+                tokens += [
+                    v if isinstance(v, ast.AST) else repr(v)
+                    for v in value
+                    if not (isinstance(v, ast.AST) and id(v) in dropped)
+                ]
+                tokens.append("]")
+            elif isinstance(value, ast.AST):
+                tokens += [f"{name}=", value]
+            else:
+                tokens.append(f"{name}={value!r}")
+        tokens.append(")")
+        stack.extend(reversed(tokens))
+    return out
