@@ -460,3 +460,23 @@ def test_subprocess_check_and_fix(tmp_path):
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert cell_sources(path.read_bytes())[3] == RICH_FIXED_CELLS[4]
+
+
+def test_a_notebook_on_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--stdin-filename x.ipynb` reads stdin as a notebook, as editors send it; `fix -` writes the JSON."""
+    import io
+
+    raw = SAMPLE_NOTEBOOK.read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    code = main(["check", "-", "--stdin-filename", "nb.ipynb", "--output-format", "concise", "--isolated"])
+    out = capsys.readouterr().out
+    assert code == 1 and "nb.ipynb:cell 3:2:5: TU101" in out
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    code = main(["fix", "-", "--stdin-filename", "nb.ipynb", "--isolated"])
+    fixed = json.loads(capsys.readouterr().out)
+    cells = ["".join(cell["source"]) for cell in fixed["cells"] if cell["cell_type"] == "code"]
+    assert any("torch.linalg.cholesky(cov)" in cell for cell in cells)
+    assert not any("torch.cholesky(" in cell for cell in cells)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"{not json")))
+    code = main(["check", "-", "--stdin-filename", "nb.ipynb", "--output-format", "concise", "--isolated"])
+    assert code == 1 and "nb.ipynb:" in capsys.readouterr().out

@@ -13,6 +13,8 @@ from torchup.config import ConfigError, Settings
 from torchup.discovery import DEFAULT_EXCLUDE, Discovery
 from torchup.fixer import fix_source
 from torchup.formats import render, render_fixes, render_statistics
+from torchup.notebook import is_notebook
+from torchup.notebook import process as process_notebook
 from torchup.output import Style, use_colour, write_report
 from torchup.progress import Progress
 from torchup.python_target import parse_version
@@ -128,6 +130,8 @@ def _run_stdin(args: argparse.Namespace, checker: Checker, settings: Settings, *
     """``torchup check -``: findings for stdin; ``torchup fix -``: the fixed source on stdout."""
     name = args.stdin_filename or "<stdin>"
     raw = sys.stdin.buffer.read()
+    if is_notebook(name):
+        return _run_stdin_notebook(args, checker, settings, name, raw, fix=fix and not args.diff)
     try:
         source = SourceFile.from_bytes(name, raw)
     except DecodeError as exc:
@@ -144,6 +148,20 @@ def _run_stdin(args: argparse.Namespace, checker: Checker, settings: Settings, *
     diagnostics = checker.analyze(source).diagnostics
     write_report(diagnostics, {name: source}.get, settings.output_format)
     return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
+
+
+def _run_stdin_notebook(
+    args: argparse.Namespace, checker: Checker, settings: Settings, name: str, raw: bytes, *, fix: bool
+) -> int:
+    """A notebook on stdin (``--stdin-filename x.ipynb``): its code cells, as for a notebook file."""
+    outcome = process_notebook(checker, name, raw, fix=fix, unsafe=settings.unsafe_fixes)
+    sources = {name: outcome.source}.get if outcome.source is not None else (lambda _: None)
+    if fix:
+        sys.stdout.buffer.write(outcome.data if outcome.data is not None else raw)
+        write_report(outcome.diagnostics, sources, settings.output_format, sys.stderr)
+    else:
+        write_report(outcome.diagnostics, sources, settings.output_format)
+    return EXIT_FINDINGS if outcome.diagnostics and not args.exit_zero else EXIT_CLEAN
 
 
 def _summary(result: RunResult, diagnostics: list, *, fix: bool, diff: bool, unsafe: bool) -> None:
