@@ -114,6 +114,19 @@ class Checker:
             self._patterns[key] = TriggerPattern(words) if words else None
         return self._patterns[key]
 
+    def scan_pattern(self, path: str) -> TriggerPattern | None:
+        """The words stage 1 of the pre-filter looks for in this file, when finding none of them
+        settles it (not so with the pre-filter off, for TU002, or a rule without trigger words)."""
+        settings = self.file_settings(path)
+        if not self.prefilter or all(rule.engine_emitted for rule in settings.rules):
+            return None
+        if self.reports(UNUSED_NOQA, path):
+            return None
+        rules = self.rules_for(path)
+        if not rules or any(not rule.triggers for rule in rules):
+            return None
+        return self._pattern(rules)
+
     def could_match(self, text: str, path: str) -> bool:
         """The pre-filter: no trigger word, no possible finding (a reference spells its name)."""
         return self._could_match(text, path)
@@ -126,7 +139,7 @@ class Checker:
     ) -> bool:
         if not self.prefilter or all(rule.engine_emitted for rule in self.file_settings(path).rules):
             return True  # nothing to filter by: only the engine's own checks (TU001) were selected
-        if mentions_noqa(content) and self.reports(UNUSED_NOQA, path):
+        if self.reports(UNUSED_NOQA, path) and mentions_noqa(content):
             return True  # an unused noqa comment is a finding even where no rule's trigger word appears
         rules = self.rules_for(path)
         pattern = self._pattern(rules) if rules else None

@@ -19,9 +19,11 @@ from torchup.cache import Cache, FileState, file_state
 from torchup.checker import IO_ERROR, Checker
 from torchup.diagnostics import Diagnostic
 from torchup.discovery import Discovery, Missing, Target
+from torchup.fastscan import MIN_FILES, files_with_words
 from torchup.fixer import ChangedOnDisk, fix_source, is_applicable, write_atomic
 from torchup.notebook import is_notebook, prefilter_bytes
 from torchup.notebook import process as process_notebook
+from torchup.prefilter import TriggerPattern
 from torchup.source import DecodeError, SourceFile, wide_encoding
 
 _READ_ADVICE = "check the path and its permissions"
@@ -56,6 +58,7 @@ class RunOptions:
     jobs: int = 1
     progress: Callable[[int, int], None] | None = None  # (files done, total)
     verbose: bool = False  # print the traceback of an internal error (the run still goes on)
+    word_misses: frozenset[str] = frozenset()  # files grep found no trigger word in (fastscan)
 
 
 @dataclass
@@ -107,6 +110,7 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
     if options.fix and not options.diff:
         remove_stale_temporaries(found)
     total = len(pending)
+    options = dataclasses.replace(options, word_misses=_scan_for_words(pending, checker))
     if options.jobs > 1:  # largest first: a big file started last would leave one worker busy alone
         pending.sort(key=lambda target: -sizes.get(target.path, 0))
     for done, partial in enumerate(_process_all(pending, checker, options), start=1):
@@ -117,6 +121,23 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
         _store(options.cache, checker, result)
     result.diagnostics.sort(key=_order)
     return result
+
+
+def _scan_for_words(pending: list[Target], checker: Checker) -> frozenset[str]:
+    """Stage 1 of the pre-filter by grep, for many files at once: the files without a trigger word."""
+    if len(pending) < MIN_FILES:
+        return frozenset()
+    groups: dict[int, tuple[TriggerPattern, list[str]]] = {}
+    for target in pending:
+        pattern = None if is_notebook(target.path) else checker.scan_pattern(target.path)
+        if pattern is not None:
+            groups.setdefault(id(pattern), (pattern, []))[1].append(target.path)
+    misses: set[str] = set()
+    for pattern, paths in groups.values():
+        hits = files_with_words(paths, pattern.words) if len(paths) >= MIN_FILES else None
+        if hits is not None:
+            misses.update(path for path in paths if path not in hits)
+    return frozenset(misses)
 
 
 def _identity(path: str) -> tuple[object, int]:
@@ -226,7 +247,8 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
     if is_notebook(path):
         _process_notebook(path, raw, checker, options, result)
         return
-    if not checker.could_match_bytes(raw, path) and wide_encoding(raw) is None:
+    no_word = path in options.word_misses or not checker.could_match_bytes(raw, path)
+    if no_word and wide_encoding(raw) is None:
         return  # no trigger word: nothing this run can find (in UTF-16 bytes the words cannot be seen)
     try:
         source = SourceFile.from_bytes(path, raw)

@@ -1,0 +1,114 @@
+"""grep as stage 1 of the pre-filter (torchup/fastscan.py) gives Python's answers, or none at all."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import torchup.runner as runner
+from torchup import fastscan
+from torchup.checker import Checker
+from torchup.discovery import Discovery
+from torchup.prefilter import TriggerPattern
+from torchup.rules import all_rules
+from torchup.selection import select_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDS = ["qr", "eig", "use_cuda", "Adam", "AdamW"]
+needs_grep = pytest.mark.skipif(shutil.which("grep") is None, reason="no grep on this machine")
+
+TRICKY = {
+    "start.py": b"qr = 1\n",
+    "end-no-newline.py": b"x = torch.qr",
+    "inside-words.py": b"weight = requirement\nmy_qr = qr_ = qrs\n",
+    "non-ascii-before.py": "é".encode() + b"qr\n",
+    "non-ascii-after.py": b"qr" + "é".encode() + b"\n",
+    "crlf.py": b"import torch\r\nq = torch.qr(a)\r\n",
+    "lone-cr.py": b"import torch\rq = torch.qr(a)\r",
+    "nul.py": b"x = 1\x00\nuse_cuda\n",
+    "prefix-of-another.py": b"AdamWx = Adamax\n",
+    "longer-word.py": b"opt = AdamW(params)\n",
+    "latin-1.py": b"# \xe9t\xe9\nx = torch.eig(a)\n",
+    "utf-16.py": "q = torch.qr(a)\n".encode("utf-16"),
+    "empty.py": b"",
+    "name with spaces.py": b"torch.qr(a)\n",
+    "-starts-with-dash.py": b"torch.qr(a)\n",
+    "new\nline.py": b"torch.qr(a)\n",
+}
+
+
+def python_answer(paths: list[str], words: list[str]) -> set[str]:
+    pattern = TriggerPattern(words).bytes
+    return {path for path in paths if pattern.search(Path(path).read_bytes())}
+
+
+@needs_grep
+def test_tricky_files_get_pythons_answer(tmp_path: Path) -> None:
+    paths = []
+    for name, data in TRICKY.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        paths.append(str(path))
+    found = fastscan.files_with_words(paths, WORDS)
+    assert found is not None
+    assert found == python_answer(paths, WORDS)
+    assert str(tmp_path / "start.py") in found and str(tmp_path / "inside-words.py") not in found
+
+
+@needs_grep
+def test_the_repository_gets_pythons_answer() -> None:
+    paths = sorted(
+        str(path) for folder in ("torchup", "tests", "examples", "bench", "tools") for path in (ROOT / folder).rglob("*.py")
+    )
+    words = sorted({word for rule in all_rules() for word in rule.triggers})
+    found = fastscan.files_with_words(paths, words)
+    assert found is not None and found == python_answer(paths, words)
+    assert len(found) > 50  # the test corpus is full of legacy torch code
+
+
+@needs_grep
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_is_skipped_not_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    plain = tmp_path / "plain.py"
+    plain.write_bytes(b"torch.qr(a)\n")
+    assert fastscan.files_with_words([str(fifo), str(plain)], WORDS) == {str(plain)}
+
+
+def test_no_grep_means_no_answer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(fastscan.shutil, "which", lambda _: None)
+    assert fastscan.files_with_words([str(tmp_path / "x.py")], WORDS) is None
+
+
+@needs_grep
+def test_a_missing_file_means_no_answer(tmp_path: Path) -> None:
+    present = tmp_path / "a.py"
+    present.write_bytes(b"qr\n")
+    assert fastscan.files_with_words([str(present), str(tmp_path / "gone.py")], WORDS) is None
+
+
+def test_words_that_are_not_identifiers_get_no_pattern() -> None:
+    assert fastscan.pattern_for(["qr", "max-autotune"]) is None
+    assert fastscan.pattern_for([]) is None
+    assert fastscan.pattern_for(["qr", "eig"]) == "(^|[^A-Za-z0-9_])(eig|qr)([^A-Za-z0-9_]|$)"
+
+
+@needs_grep
+@pytest.mark.parametrize("corpus", ["examples/legacy-project", "tests"])
+def test_runs_with_and_without_grep_find_the_same(monkeypatch: pytest.MonkeyPatch, corpus: str) -> None:
+    def findings() -> list[tuple[str, int, int, str]]:
+        checker = Checker(select_rules(all_rules(), ["TU1", "TU2", "TU3", "TU4", "TU5"]))  # TU002 reads every file
+        result = runner.run([str(ROOT / corpus)], checker, Discovery(), runner.RunOptions())
+        return [(d.path, d.line, d.column, d.code) for d in result.diagnostics]
+
+    monkeypatch.setattr(runner, "MIN_FILES", 1)
+    used = []
+    real = runner.files_with_words
+    monkeypatch.setattr(runner, "files_with_words", lambda paths, words: used.append(len(paths)) or real(paths, words))
+    with_grep = findings()
+    monkeypatch.setattr(runner, "MIN_FILES", 10**9)
+    assert used and with_grep == findings()
