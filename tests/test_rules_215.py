@@ -155,6 +155,32 @@ def test_tu150_not_reported(source: str) -> None:
     assert check(source, select=["TU150"]) == []
 
 
+@pytest.mark.parametrize(
+    ("source", "safe"),
+    [
+        ("from unittest import mock\nwith mock.patch('torch.distributed.config.pipeline_per_direction_p2p', False):\n"
+         "    pass\n", True),
+        ("from unittest import mock\nwith mock.patch('torch.distributed.config.pipeline_per_direction_p2p', True):\n"
+         "    pass\n", False),
+        ("from unittest import mock\nimport torch.distributed.config as c\n"
+         "with mock.patch.object(c, 'pipeline_per_direction_p2p', False):\n    pass\n", True),
+        ("from unittest import mock\nimport torch.distributed.config as c\n"
+         "with mock.patch.object(c, 'pipeline_per_direction_p2p'):\n    pass\n", False),  # patched with a MagicMock
+        ("import torch.distributed.config as c\ndef test_it(monkeypatch):\n"
+         "    monkeypatch.setattr(c, 'pipeline_per_direction_p2p', True)\n", False),
+        ("import torch.distributed.config as c\nv = getattr(c, 'pipeline_per_direction_p2p', True)\n", True),
+    ],
+    ids=["mock-patch-path-false", "mock-patch-path-true", "patch-object-false", "patch-object-mock",
+         "monkeypatch-setattr", "getattr-default"],
+)
+def test_tu150_test_helpers_that_patch_the_flag(source: str, safe: bool) -> None:
+    """The name after the config module in any call, and the dotted path mock.patch takes: both fail in 2.15."""
+    assert len(check(source, select=["TU150"])) == 1
+    renamed = source.replace("per_direction", "per_edge")
+    assert fixed(source, "TU150", unsafe=False) == (renamed if safe else source)
+    assert fixed(source, "TU150") == renamed
+
+
 def test_tu150_from_import_of_the_flag() -> None:
     source = "from torch.distributed.config import pipeline_per_direction_p2p as flag\nprint(flag)\n"
     assert fixed(source, "TU150", unsafe=False) == source.replace("per_direction", "per_edge")
@@ -177,8 +203,16 @@ def test_tu150_from_import_of_the_flag() -> None:
          ["error", "warning"]),
         ("import torch\ndef rows(activities):\n    return [a.metadata_json() for a in activities]\n", []),
         ("def rows(events):\n    return [e.metadata_json for e in events]\n", []),  # no torch in the file
+        ("from torch.autograd.profiler_util import FunctionEvent\ne = FunctionEvent(**{'metadata_json': '{}'})\n",
+         ["error"]),
+        # a class of the file's own that defines the attribute: its methods read their own attribute
+        ("import torch\nclass Record:\n    def __init__(self, text):\n        self.metadata_json = text\n"
+         "    def parsed(self):\n        return json.loads(self.metadata_json)\n", []),
+        ("import torch\nclass Record:\n    @property\n    def event_metadata(self):\n        return {}\n"
+         "    def grid(self, e):\n        return self.event_metadata, e.event_metadata\n", ["warning"]),
     ],
-    ids=["keyword-alias", "legacy-module", "attributes", "kineto-method", "no-torch"],
+    ids=["keyword-alias", "legacy-module", "attributes", "kineto-method", "no-torch", "dict-spread", "own-attribute",
+         "own-property-and-an-event"],
 )
 def test_tu151(source: str, expected: list[str]) -> None:
     found = check(source, select=["TU151"])
@@ -254,6 +288,44 @@ def test_tu160_not_reported(source: str) -> None:
     assert check(source, select=["TU160"]) == []
 
 
+def test_tu160_asynchronous_comprehension_becomes_a_list() -> None:
+    # `dict.fromkeys(p async for p in ...)` is a TypeError: an async generator is not iterable.
+    source = ("import torch\nasync def build(stream, ready):\n"
+              "    a = torch.optim.SGD({p async for p in stream()}, lr=0.1)\n"
+              "    b = torch.optim.SGD({p for p in ps if await ready(p)}, lr=0.1)\n"
+              "    c = torch.optim.SGD({p for p in await stream()}, lr=0.1)\n")
+    assert fixed(source, "TU160") == (
+        "import torch\nasync def build(stream, ready):\n"
+        "    a = torch.optim.SGD(list(dict.fromkeys([p async for p in stream()])), lr=0.1)\n"
+        "    b = torch.optim.SGD(list(dict.fromkeys([p for p in ps if await ready(p)])), lr=0.1)\n"
+        "    c = torch.optim.SGD(list(dict.fromkeys(p for p in await stream())), lr=0.1)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("init", "count"),
+    [
+        ("def __init__(self, params, lr):\n        super().__init__(params, lr)", 1),
+        ("def __init__(self, *args, **kwargs):\n        super().__init__(*args, **kwargs)", 1),
+        ("def __init__(self, params, lr):\n        torch.optim.SGD.__init__(self, params=params, lr=lr)", 1),
+        # the set never reaches Optimizer.__init__: no warning
+        ("def __init__(self, params, lr):\n        super().__init__(list(params), lr)", 0),
+        ("def __init__(self, params, lr):\n        params = sorted(params, key=id)\n        super().__init__(params, lr)", 0),
+        ("def __init__(self, *args):\n        super().__init__(list(args[0]), 0.1)", 0),
+    ],
+    ids=["passes-params", "passes-args", "base-init-keyword", "converts", "rebinds", "args-converted"],
+)
+def test_tu160_local_subclass_reported_only_when_the_set_reaches_the_optimizer(init: str, count: int) -> None:
+    source = f"import torch\nclass Mine(torch.optim.SGD):\n    {init}\nopt = Mine({{w, b}}, 0.1)\n"
+    assert len(check(source, select=["TU160"])) == count
+
+
+def test_tu160_long_operator_chain_is_not_a_crash() -> None:
+    # is_set followed `s | a | b | ...` one frame per operator: a RecursionError out of the rule.
+    source = "import torch\nopt = torch.optim.SGD(set(a)" + " | b" * 1500 + ", lr=0.1)\n"
+    assert check(source, select=["TU160"]) == []
+
+
 def test_tu160_shadowed_builtins_get_no_fix() -> None:
     source = "import torch\ndef make(ps, list):\n    return torch.optim.SGD(set(ps), lr=0.1)\n"
     found = check(source, select=["TU160"])
@@ -293,6 +365,11 @@ def test_tu171_fixes(source: str, expected: str) -> None:
     assert fixed(source, "TU171", unsafe=False) == expected
 
 
+def test_tu171_star_import_does_not_bind_the_private_name() -> None:
+    source = "from torch.distributed.distributed_c10d import *\n_set_pg_timeout(t)\n"  # a NameError, not a warning
+    assert check(source, select=["TU171"]) == []
+
+
 def test_tu171_ignores_torch_distributed_itself() -> None:
     # torch.distributed never exported the private name: this is someone else's attribute error.
     assert check("import torch.distributed as dist\ndist._set_pg_timeout(t)\n", select=["TU171"]) == []
@@ -330,6 +407,21 @@ def test_tu173_is_off_by_default_and_informational() -> None:
     source = "import torch\nm = torch.jit.script(f)\n"
     assert [d.code for d in check(source)] == []
     assert [d.code for d in check(source, select=["TU173"])] == ["TU173"]
+
+
+def test_tu173_not_inside_a_scripted_body() -> None:
+    # TorchScript compiles these bodies: their fork/wait never run in Python, so never warn.
+    source = (
+        "import torch\n"
+        "@torch.jit.script\ndef f(x):\n    return torch.jit.wait(torch.jit.fork(g, x))\n"
+        "class M(torch.jit.ScriptModule):\n    @torch.jit.script_method\n    def forward(self, x):\n"
+        "        return torch.jit.wait(torch.jit.fork(g, x))\n"
+        "def eager(x):\n    return torch.jit.wait(torch.jit.fork(g, x))\n"
+    )
+    found = check(source, select=["TU173"])
+    assert [(d.line, d.message.split("`")[1]) for d in found] == [
+        (2, "torch.jit.script"), (6, "torch.jit.script_method"), (10, "torch.jit.wait"), (10, "torch.jit.fork")
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(n for n in FACTS["deprecated_functions"] if n.startswith("torch.jit.")))

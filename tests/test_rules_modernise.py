@@ -10,6 +10,7 @@ file takes, ``Checker.rules_for``).
 from __future__ import annotations
 
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -153,6 +154,29 @@ def test_tu501_not_reported(snippet: str) -> None:
     assert found("TU501", snippet) == []
 
 
+def test_tu501_shared_branches_are_bounded() -> None:
+    """A def used as both branches of its cond doubles the tree at every level: 20 such levels once
+    took seconds and wrote a help of megabytes. Now a chain is expanded up to 16 conds, and the
+    message counts each call once."""
+    lines = ["import torch"]
+    for level in range(20):
+        after = f"f{level + 1}" if level < 19 else "abs"
+        lines.append(f"def f{level}(t):\n    return torch.cond(t.sum() > {level}, {after}, {after}, (t,))")
+    lines.append("y = torch.cond(x.sum() > 0, f0, f0, (x,))")
+    started = time.perf_counter()
+    diagnostic = one("TU501", "\n".join(lines) + "\n")
+    assert time.perf_counter() - started < 5
+    assert diagnostic.help is not None and len(diagnostic.help) < 5000
+    assert diagnostic.message.startswith("16 nested `torch.cond` calls make a 17-way choice")
+    diamond = one("TU501", """
+        import torch
+        def inner(t):
+            return torch.cond(t.sum() > 1, abs, abs, (t,))
+        y = torch.cond(x.sum() > 0, inner, inner, (x,))
+        """)
+    assert diamond.message.startswith("2 nested `torch.cond` calls make a 4-way choice")
+
+
 # -- TU502 -------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "snippet",
@@ -192,6 +216,31 @@ def test_tu502_decorator_stacked_under_compile_is_an_error() -> None:
 @pytest.mark.parametrize(
     "snippet",
     [
+        # the function given by keyword
+        "@dynamic_spec({'x': spec})\ndef f(x):\n    return x\ng = torch.compile(model=f, dynamic_shapes={'x': spec})\n",
+        # a module whose forward carries the decorator: torch.compile and torch.export.export read `forward`
+        "class M(torch.nn.Module):\n    @dynamic_spec({'x': spec})\n    def forward(self, x):\n        return x\n"
+        "g = torch.compile(M(), dynamic_shapes=spec)\n",
+        "class M(torch.nn.Module):\n    @dynamic_spec({'x': spec})\n    def forward(self, x):\n        return x\n"
+        "m = M()\nep = torch.export.export(mod=m, args=(x,), dynamic_shapes={'x': {0: b}})\n",
+    ],
+    ids=["compile-model-keyword", "compile-module", "export-module-keyword"],
+)
+def test_tu502_conflicts_found_through_keywords_and_modules(snippet: str) -> None:
+    header = "import torch\nfrom torch.fx.experimental.dynamic_spec import dynamic_spec\n"
+    diagnostic = one("TU502", header + snippet)
+    assert diagnostic.severity is Severity.ERROR and "Both `@dynamic_spec(...)`" in diagnostic.message
+
+
+def test_tu502_help_for_a_far_dimension_stays_short() -> None:
+    # The help spelled one `STATIC` per dimension before the marked one: 10**9 of them for this line.
+    diagnostic = one("TU502", "import torch\ntorch._dynamo.mark_dynamic(x, 1000000000, min=2)\n")
+    assert diagnostic.help is not None and len(diagnostic.help) < 1000 and "ShapeVar(..., min=2)" in diagnostic.help
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
         "import torch\nf = torch.compile(g, dynamic_shapes=None)\n",
         "import torch\nf = torch.compile(g, dynamic_shapes=spec)\n",
         "import torch\ntorch._dynamo.maybe_mark_dynamic(x, 0)\n",
@@ -223,11 +272,21 @@ def test_tu503_help_names_option_value_and_variable() -> None:
         'import jax\nf = jax.compile(m, mode="max-autotune")\n',
         'import torch\nf = torch.compile(m, mode="max-autotune", options=None)\n'
         'torch._inductor.config.max_autotune_gemm_backends = "ATEN"\n',
+        # another backend gets the mode for itself: Inductor's GEMM backends are never read
+        'import torch\nf = torch.compile(m, backend="eager", mode="max-autotune")\n',
+        'import torch\ndef mine(gm, inputs):\n    return gm\n'
+        'f = torch.compile(m, backend=mine, options={"max_autotune": True})\n',
     ],
-    ids=["mode-variable", "options-false", "env-configured", "other-library", "option-configured"],
+    ids=["mode-variable", "options-false", "env-configured", "other-library", "option-configured",
+         "eager-backend", "local-backend"],
 )
 def test_tu503_not_reported(snippet: str) -> None:
     assert found("TU503", snippet) == []
+
+
+def test_tu503_inductor_backend_named_or_unknown_is_reported() -> None:
+    assert one("TU503", 'import torch\nf = torch.compile(m, backend="inductor", mode="max-autotune")\n')
+    assert one("TU503", 'import torch\nf = torch.compile(m, backend=cfg.backend, mode="max-autotune")\n')
 
 
 # -- TU504 -------------------------------------------------------------------------------------
@@ -245,6 +304,12 @@ def test_tu503_not_reported(snippet: str) -> None:
 def test_tu504_reported_with_the_string_to_write(snippet: str, written: str) -> None:
     diagnostic = one("TU504", snippet)
     assert written in diagnostic.help and "TORCH_DIST_USE_NCCL2=1" in diagnostic.help
+
+
+def test_tu504_either_side_of_a_conditional_backend() -> None:
+    diagnostic = one("TU504", 'import torch.distributed as dist\ndist.init_process_group(backend="gloo" if cpu else "nccl")\n')
+    assert diagnostic.column == 52 and 'backend="nccl2"' in diagnostic.help
+    assert found("TU504", 'import torch.distributed as dist\ndist.init_process_group("gloo" if cpu else name)\n') == []
 
 
 def test_tu504_timeout_caveat_only_where_it_applies() -> None:
@@ -295,8 +360,13 @@ def test_tu505_reported(snippet: str) -> None:
         'import torch\nw = torch.linalg.eigvalsh(x.to(torch.float64))\nd = "mps"\n',
         'import torch\nw = torch.linalg.eigvalsh(x.to("cpu", dtype=torch.float64))\nd = "mps"\n',
         'import torch\nw = torch.linalg.eigvalsh(x.to("cuda"))\nd = "mps"\n',
+        # converted to float64 first, then moved: MPS has no float64, the move is deliberate
+        'import torch\nw = torch.linalg.eigvalsh(x.double().cpu())\nd = "mps"\n',
+        'import torch\nw = torch.linalg.svd(x.to(torch.float64).cpu())\nd = "mps"\n',
+        'import torch\nh = x.to(dtype=torch.double).to("cpu")\nw = torch.linalg.eigh(h)\nd = "mps"\n',
     ],
-    ids=["no-mps", "numpy", "scipy", "assigned-twice", "double", "dtype-only", "dtype-keyword", "other-device"],
+    ids=["no-mps", "numpy", "scipy", "assigned-twice", "double", "dtype-only", "dtype-keyword", "other-device",
+         "double-then-cpu", "to-float64-then-cpu", "assigned-double-then-cpu"],
 )
 def test_tu505_not_reported(snippet: str) -> None:
     assert found("TU505", snippet) == []

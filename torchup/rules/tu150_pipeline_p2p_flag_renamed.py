@@ -17,7 +17,7 @@ from torchup.rules._arguments import (
     rename_string,
 )
 
-FLAG = "torch.distributed.config.pipeline_per_direction_p2p"
+FLAG = "torch.distributed.config.pipeline_per_direction_p2p"  # noqa: TU150 (the name this rule looks for)
 _FACTS = FACTS["renamed"][FLAG]
 CONFIG, _, OLD = FLAG.rpartition(".")
 NEW = _FACTS["new_name"].rpartition(".")[2]
@@ -25,8 +25,8 @@ OLD_ENV, NEW_ENV = _FACTS["env"], _FACTS["new_env"]
 ERROR = _FACTS["error"]
 # Calls of the config module's own methods that take flag names as strings or keywords.
 CONFIG_CALLS = frozenset({f"{CONFIG}.patch", f"{CONFIG}.load_config"})
-# Built-ins that take the flag's name as their second argument (and the value third: setattr).
-ATTRIBUTE_BUILTINS = ("getattr", "setattr", "hasattr", "delattr")
+# Built-ins that take the flag's name after the module only to read it (or delete it).
+READING_BUILTINS = ("getattr", "hasattr", "delattr")
 MESSAGE = f"`{FLAG}` is `{NEW}` in torch 2.15; the old name raises AttributeError"
 ENV_MESSAGE = f"torch 2.15 reads `{NEW_ENV}`, not `{OLD_ENV}`: setting this variable has no effect there"
 
@@ -59,6 +59,16 @@ class _Assignments:
         return self.values.get(id(target), target)
 
 
+def _call_arguments(tree: ast.AST) -> dict[int, ast.expr]:
+    """For each positional argument that has another after it, that next argument (by ``id``)."""
+    following: dict[int, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for argument, after in zip(node.args, node.args[1:], strict=False):
+                following[id(argument)] = after
+    return following
+
+
 class PipelineP2PFlagRenamed(Rule):
     code = "TU150"
     name = "pipeline-p2p-flag-renamed"
@@ -71,9 +81,12 @@ class PipelineP2PFlagRenamed(Rule):
         Finds the pipeline-parallel P2P flag of torch 2.14 under its old name: reads, writes and
         `del` of `torch.distributed.config.{OLD}` (any import form of the config module),
         `from torch.distributed.config import {OLD}`, the name given to the config module's
-        `patch(...)` and `load_config(...)` (keyword, string or dict key) or to
-        `getattr`/`setattr`/`hasattr`/`delattr` on the config module, and the string
-        `"{OLD_ENV}"` anywhere (the environment variable that sets the flag's default).
+        `patch(...)` and `load_config(...)` (keyword, string or dict key), the string given
+        right after the config module to any call (`getattr`/`setattr`/`hasattr`/`delattr`,
+        `mock.patch.object(config, ...)`, pytest's `monkeypatch.setattr(config, ...)`), the
+        dotted path `"{FLAG}"`
+        (`mock.patch("...")`), and the string `"{OLD_ENV}"` anywhere
+        (the environment variable that sets the flag's default).
         """,
         why=f"""
         torch 2.14 added `{OLD}`: pipeline stages carry downstream (r -> r+1) and upstream
@@ -90,7 +103,8 @@ class PipelineP2PFlagRenamed(Rule):
         """,
         fix=f"""
         Rename `{OLD}` to `{NEW}` (the attribute, the keyword, the string or dict key, the name
-        before `as` in a `from` import) and `{OLD_ENV}` to `{NEW_ENV}`. A `from` import without
+        before `as` in a `from` import, the last part of the dotted path) and `{OLD_ENV}` to
+        `{NEW_ENV}`. A `from` import without
         `as` is reported only: the names that use it would need renaming too. Code that must run
         on 2.14 and 2.15 has to pick the name at run time
         (`hasattr(torch.distributed.config, "{NEW}")`).
@@ -100,7 +114,8 @@ class PipelineP2PFlagRenamed(Rule):
         the split-communicator P2P path that TorchComms turns on anyway; with the flag off both
         releases send every P2P operation over the stage's own group. So a rename is safe where
         the flag is read, deleted or set to a literal `False`. Where it may be set to `True` (a
-        literal `True`, any expression, the environment variable) the rename is unsafe: 2.15 then
+        literal `True`, any expression, a patch without a value, the environment variable) the
+        rename is unsafe: 2.15 then
         creates one two-rank communicator per directed rank edge, at schedule initialisation, where
         2.14 split the stage group into two (downstream and upstream): a finer split (opposite
         directions and distinct rank pairs isolated), more communicators, a different setup cost.
@@ -203,11 +218,16 @@ class PipelineP2PFlagRenamed(Rule):
     )
 
     def check(self, ctx: Context) -> None:
+        dotted = _call_arguments(ctx.tree)
         for node in ast.walk(ctx.tree):
             if isinstance(node, ast.Constant) and node.value == OLD_ENV:
                 fix = _fix(rename_string(ctx.source, node, NEW_ENV), node, f"use `{NEW_ENV}`")
                 ctx.report(node, ENV_MESSAGE, severity=Severity.WARNING, fix=fix,
                            help=None if fix else f"set `{NEW_ENV}` instead")
+            elif isinstance(node, ast.Constant) and node.value == FLAG:
+                # `mock.patch("torch.distributed.config.<old>", value)`: the value follows the path.
+                fix = _fix(rename_string(ctx.source, node, f"{CONFIG}.{NEW}"), dotted.get(id(node), node))
+                ctx.report(node, MESSAGE, fix=fix, help=None if fix else f'use "{CONFIG}.{NEW}"')
         if not ctx.resolver.imports_torch:
             return
         assignments = _Assignments(ctx.tree)
@@ -222,11 +242,17 @@ class PipelineP2PFlagRenamed(Rule):
         for call, _ in ctx.calls_to(CONFIG_CALLS):
             self._config_call(ctx, call)
         for call in ctx.resolver.calls:
-            if isinstance(call.func, ast.Name) and call.func.id in ATTRIBUTE_BUILTINS and len(call.args) >= 2 \
-                    and ctx.resolver.is_unbound(call.func.id, ctx.scope_of(call)) \
-                    and ctx.qualified_name(call.args[0]) == CONFIG:
-                value = call.args[2] if call.func.id == "setattr" and len(call.args) > 2 else None
-                self._string(ctx, call.args[1], value)
+            # The module followed by the name: getattr/setattr/hasattr/delattr, `mock.patch.object(...)`,
+            # pytest's `monkeypatch.setattr(...)`, ... The value set, if any, comes next.
+            for position, argument in enumerate(call.args[:-1]):
+                name = call.args[position + 1]
+                if not (isinstance(name, ast.Constant) and name.value == OLD) \
+                        or ctx.qualified_name(argument) != CONFIG:
+                    continue
+                reads = isinstance(call.func, ast.Name) and call.func.id in READING_BUILTINS \
+                    and ctx.resolver.is_unbound(call.func.id, ctx.scope_of(call))
+                given = call.args[position + 2] if len(call.args) > position + 2 else name
+                self._string(ctx, name, None if reads else given)
 
     def _config_call(self, ctx: Context, call: ast.Call) -> None:
         """``patch(old=v)``, ``patch("old", v)``, ``patch({"old": v})``, ``patch(**{"old": v})``."""

@@ -7,6 +7,7 @@ import ast
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.facts import FACTS
+from torchup.patterns import literal_dict_keyword
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 from torchup.rules._arguments import attributes_named
 
@@ -42,12 +43,15 @@ class FunctionEventMetadataJson(Rule):
         what=f"""
         Finds `metadata_json=` given to the profiler's `FunctionEvent` (from
         `torch.autograd.profiler_util`, `torch.autograd.profiler` or
-        `torch.autograd.profiler_legacy`; also a positional argument in its place), and reads of
+        `torch.autograd.profiler_legacy`; also in a visible `**{{"metadata_json": ...}}` or as a
+        positional argument in its place), and reads of
         `x.{REMOVED}` and `x.{DEPRECATED}` on anything that is not a module, in files that
         import torch. A call `x.metadata_json()` is not reported: that is the method of the
         profiler's C++ events (`_KinetoEvent`, the activities in a trace), which 2.15 keeps.
         The type of `x` is not known statically: a non-profiler object with an attribute of
-        either name in a torch file is reported too (silence it with `# noqa: TU151`).
+        either name in a torch file is reported too (silence it with `# noqa: TU151`), except
+        `self.metadata_json` in the methods of a class that defines that attribute itself (a
+        method or property, a class attribute, or `self.metadata_json = ...`).
         """,
         why=f"""
         Reading `metadata_json` already warned in torch 2.13.0 and 2.14.1
@@ -124,7 +128,10 @@ class FunctionEventMetadataJson(Rule):
         if not ctx.resolver.imports_torch:
             return
         for call, qualname in ctx.calls_to(FUNCTION_EVENT):
-            keyword = next((k for k in call.keywords if k.arg == REMOVED), None)
+            keyword: ast.AST | None = next((k for k in call.keywords if k.arg == REMOVED), None)
+            spread = literal_dict_keyword(call, REMOVED)  # `**{"metadata_json": ...}`
+            if keyword is None and spread is not None:
+                keyword = spread[1]
             if keyword is not None:
                 ctx.report(keyword, f"`{qualname}` no longer takes `{REMOVED}` in torch 2.15 (TypeError)", help=HELP)
             elif len(call.args) > POSITION and not any(isinstance(a, ast.Starred) for a in call.args[: POSITION + 1]):
@@ -139,10 +146,42 @@ class FunctionEventMetadataJson(Rule):
             (DEPRECATED, f"`FunctionEvent.{DEPRECATED}` is deprecated in torch 2.15 (FutureWarning: use `metadata`)",
              Severity.WARNING, DEPRECATED_HELP),
         ):
+            own = _own_attributes(ctx.tree, name)
             for node in attributes_named(ctx.tree, name):
                 if isinstance(node.ctx, ast.Load) and ctx.resolver.call_of_callee(node) is None \
+                        and id(node) not in own \
                         and ctx.qualified_name(node) is None and ctx.qualified_name(node.value) is None:
                     ctx.report(node, message, severity=severity, help=help)
+
+
+def _own_attributes(tree: ast.AST, name: str) -> set[int]:
+    """``self.<name>`` read in the methods of a class that defines ``<name>`` itself (a method, a class
+    attribute, or ``self.<name> = ...`` in a method): the class's own attribute, not the profiler's."""
+    found: set[int] = set()
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        methods = [(item, item.args.posonlyargs + item.args.args) for item in cls.body
+                   if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        selves = [(method, parameters[0].arg) for method, parameters in methods if parameters]
+        defines = any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name
+                      for item in cls.body) or any(
+            isinstance(target, ast.Name) and target.id == name
+            for item in cls.body if isinstance(item, (ast.Assign, ast.AnnAssign))
+            for target in (item.targets if isinstance(item, ast.Assign) else [item.target])
+        )
+        reads = []
+        for method, self_name in selves:
+            for node in ast.walk(method):
+                if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name) \
+                        and node.value.id == self_name:
+                    if isinstance(node.ctx, ast.Load):
+                        reads.append(node)
+                    else:
+                        defines = True
+        if defines:
+            found.update(id(node) for node in reads)
+    return found
 
 
 RULE = FunctionEventMetadataJson()

@@ -21,11 +21,14 @@ _SET_OPERATORS = (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)
 _SET_METHODS = frozenset({"union", "intersection", "difference", "symmetric_difference", "copy"})
 _MAX_DEPTH = 8
 _NO_NAMES = _MAX_DEPTH + 1  # a starting depth for is_set that follows no names (only literal sets)
+_MAX_STEPS = _NO_NAMES + 64  # operators and method calls followed at most (`s | a | b | ...`): no RecursionError
 HELP = "pass a list; `list(dict.fromkeys(...))` keeps the set's de-duplication in a fixed order"
 
 
 def is_set(ctx: Context, node: ast.expr, depth: int = 0) -> bool:
     """Whether ``node`` certainly evaluates to a ``set`` (not a frozenset: 2.15 does not warn for one)."""
+    if depth > _MAX_STEPS:
+        return False
     if isinstance(node, (ast.Set, ast.SetComp)):
         return True
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "set":
@@ -46,6 +49,8 @@ def _list_of(ctx: Context, node: ast.expr) -> str | None:
         inner = f"[{ctx.segment(node)[1:-1]}]"
     elif isinstance(node, ast.SetComp):
         inner = ctx.segment(node)[1:-1]  # a generator expression as the sole argument
+        if _is_async(node):
+            inner = f"[{inner}]"  # `{p async for ...}` as a generator would be an async one: not iterable
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "set":
         if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
             return None  # set() is empty: the optimizer raises anyway
@@ -55,6 +60,22 @@ def _list_of(ctx: Context, node: ast.expr) -> str | None:
     else:
         inner = as_argument(ctx.source, node)
     return f"list(dict.fromkeys({inner}))"
+
+
+def _is_async(node: ast.SetComp) -> bool:
+    """Whether the comprehension is asynchronous (``async for`` or ``await`` in it, outside nested scopes)."""
+    if any(generator.is_async for generator in node.generators):
+        return True
+    # (The first iterable is evaluated outside the comprehension: an `await` there does not count.)
+    stack: list[ast.AST] = [node.elt, *(g.iter for g in node.generators[1:])]
+    stack += [condition for generator in node.generators for condition in generator.ifs]
+    while stack:
+        child = stack.pop()
+        if isinstance(child, ast.Await) or (isinstance(child, ast.comprehension) and child.is_async):
+            return True
+        if not isinstance(child, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(child))
+    return False
 
 
 class OptimizerSetParams(Rule):
@@ -70,7 +91,8 @@ class OptimizerSetParams(Rule):
         Finds optimizers constructed with a set as their parameters (first argument or
         `params=`): `torch.optim.SGD`, `Adam`, `AdamW`, ... every class in `torch.optim` and
         `torch.optim.Optimizer` itself, through any import form; classes defined in the same
-        file that derive from one of them (when their `__init__`, if any, takes `params` first);
+        file that derive from one of them (when their `__init__`, if any, takes `params` first
+        and hands it to the base class as it is, or takes `*args` and passes them on);
         and the `super().__init__(...)` (or `torch.optim.X.__init__(self, ...)`) call in the
         `__init__` of such a class. A set is a set display `{a, b}`, a set comprehension, a call
         of the built-in `set(...)`, `s | t` / `s & t` / `s - t` / `s ^ t` and `s.union(...)` ...
@@ -94,7 +116,8 @@ class OptimizerSetParams(Rule):
         fix="""
         The set becomes a list that keeps its de-duplication: `{a, b}` ->
         `list(dict.fromkeys([a, b]))`, `set(x)` -> `list(dict.fromkeys(x))`,
-        `{p for p in ...}` -> `list(dict.fromkeys(p for p in ...))`, any other set expression
+        `{p for p in ...}` -> `list(dict.fromkeys(p for p in ...))` (`[...]` inside when the
+        comprehension is asynchronous: `async for` or `await`), any other set expression
         `s` -> `list(dict.fromkeys(s))`. Where the elements are known to be distinct, a plain
         list (`[a, b]`, `list(model.parameters())`) is simpler.
         """,
@@ -296,11 +319,12 @@ def _base_initialisations(
     return found
 
 
-def _binds(function: ast.FunctionDef, names: tuple[str, ...]) -> bool:
-    """Whether ``function`` binds one of ``names`` itself (a parameter, an assignment, an import)."""
+def _binds(function: ast.FunctionDef, names: tuple[str, ...], parameters: bool = True) -> bool:
+    """Whether ``function`` binds one of ``names`` itself (a parameter, an assignment, an import);
+    with ``parameters=False``, in its body only."""
     arguments = function.args
     every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
-    if any(a is not None and a.arg in names for a in every):
+    if parameters and any(a is not None and a.arg in names for a in every):
         return True
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in names:
@@ -325,12 +349,40 @@ def _calls_in(statements: list[ast.stmt]) -> list[ast.Call]:
 
 
 def _takes_params_first(cls: ast.ClassDef) -> bool | None:
-    """Whether the class's own ``__init__`` takes ``params`` first; None when it has none (inherited)."""
+    """Whether the class's own ``__init__`` takes ``params`` first and hands it to the base class as it
+    is; None when it has none (inherited).
+
+    ``def __init__(self, params, ...)`` counts unless its base call gets something else as ``params``
+    (``super().__init__(list(params), ...)``: the set never reaches ``Optimizer.__init__``) or the body
+    rebinds ``params``; ``def __init__(self, *args, **kwargs)`` counts when the base call starts with
+    ``*args``."""
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     if init is None:
         return None
     parameters = [*init.args.posonlyargs, *init.args.args]
-    return len(parameters) >= 2 and parameters[1].arg == "params"
+    base_calls = [call for call in _calls_in(init.body)
+                  if isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"]
+    if len(parameters) < 2:
+        vararg = init.args.vararg
+        return vararg is not None and any(_first_argument(call, vararg.arg, starred=True) for call in base_calls)
+    name = parameters[1].arg
+    if name != "params" or _binds(init, (name,), parameters=False):
+        return False
+    return not base_calls or any(_first_argument(call, name) for call in base_calls)
+
+
+def _first_argument(call: ast.Call, name: str, starred: bool = False) -> bool:
+    """Whether a base ``__init__`` call passes the parameter ``name`` itself as the optimizer's ``params``:
+    first after ``super().__init__(``, second after ``Base.__init__(self, ``; ``*name`` when ``starred``."""
+    position = 0 if isinstance(call.func.value, ast.Call) else 1  # type: ignore[attr-defined]
+    if len(call.args) > position:
+        argument = call.args[position]
+        if starred:
+            return isinstance(argument, ast.Starred) and isinstance(argument.value, ast.Name) \
+                and argument.value.id == name
+        return isinstance(argument, ast.Name) and argument.id == name
+    keyword = next((k for k in call.keywords if k.arg == "params"), None)
+    return not starred and keyword is not None and isinstance(keyword.value, ast.Name) and keyword.value.id == name
 
 
 RULE = OptimizerSetParams()

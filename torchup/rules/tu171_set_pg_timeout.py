@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.facts import FACTS
@@ -26,7 +28,9 @@ class SetPgTimeout(Rule):
     docs = RuleDocs(
         what="""
         Finds references to the private `torch.distributed.distributed_c10d._set_pg_timeout`
-        (any import form; `torch.distributed` itself never exported it).
+        (any import form; `torch.distributed` itself never exported it). Not reported: the bare
+        name after `from torch.distributed.distributed_c10d import *`, which does not bind
+        names that start with `_`.
         """,
         why=f"""
         torch 2.14 makes the function public as `torch.distributed.set_timeout` and turns the
@@ -95,6 +99,8 @@ class SetPgTimeout(Rule):
 
     def check(self, ctx: Context) -> None:
         for node, qualname, _ in ctx.references_to(frozenset({OLD})):
+            if isinstance(node, ast.Name) and not ctx.resolver.lookup_name(node).bindings:
+                continue  # only a star import to resolve it, and `import *` skips `_` names: a NameError
             ctx.report(
                 node,
                 f"`{qualname}` warns in torch 2.14 (FutureWarning: deprecated); `{REPLACEMENT}` does the same",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.facts import FACTS
@@ -14,6 +16,21 @@ QUALNAMES = {
     **{f"{facts['module']}.{name.rpartition('.')[2]}": name for name, facts in ENTRY_POINTS.items()},
 }
 NAMES = frozenset(QUALNAMES)
+
+
+# Decorators whose function (or class) body TorchScript compiles instead of Python running it.
+COMPILING = frozenset({"torch.jit.script", "torch.jit.script_method", "torch.jit.interface"})
+
+
+def _compiled_bodies(ctx: Context, decorators: set[int]) -> list[tuple[int, int]]:
+    """The bodies (as offsets) of the functions and classes decorated with one of ``decorators``."""
+    found = []
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
+            id(decorator) in decorators for decorator in node.decorator_list
+        ):
+            found.append((ctx.source.node_range(node.body[0])[0], ctx.source.node_range(node.body[-1])[1]))
+    return found
 
 
 class TorchScriptDeprecated(Rule):
@@ -30,7 +47,10 @@ class TorchScriptDeprecated(Rule):
         Finds calls, decorators and other references to `torch.jit.script`, `trace`,
         `trace_module`, `script_method`, `interface`, `save`, `load`, `freeze`,
         `optimize_for_inference`, `fork` and `wait` (any import form, also through
-        `torch.jit._script` and the other private modules). Off by default and informational:
+        `torch.jit._script` and the other private modules). Not reported: references inside the
+        body of a function or class decorated with `@torch.jit.script` (or `script_method`,
+        `interface`), which TorchScript compiles rather than Python runs: the decorator is
+        the finding there. Off by default and informational:
         the code keeps working; enable it with `--extend-select TU173` to plan the move away
         from TorchScript.
         """,
@@ -106,7 +126,13 @@ class TorchScriptDeprecated(Rule):
     )
 
     def check(self, ctx: Context) -> None:
-        for node, qualname, _ in ctx.references_to(NAMES):
+        references = ctx.references_to(NAMES)
+        compiled = _compiled_bodies(ctx, {id(node) for node, qualname, _ in references
+                                          if QUALNAMES[qualname] in COMPILING})
+        for node, qualname, _ in references:
+            start, _end = ctx.source.node_range(node)
+            if any(body_start <= start < body_end for body_start, body_end in compiled):
+                continue  # TorchScript compiles this body: the call never runs in Python, so never warns
             public = QUALNAMES[qualname]
             replacement = ENTRY_POINTS[public]["replacement"]
             ctx.report(

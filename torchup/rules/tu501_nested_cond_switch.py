@@ -15,6 +15,10 @@ SWITCH = feature("switch")
 COND = frozenset(SWITCH["cond"])
 COND_PARAMETERS = ["pred", "true_fn", "false_fn", "operands"]
 MAX_DEPTH = 16  # deeper chains are reported by their first 16 levels
+# At most this many conds are expanded per chain: a branch function shared by both sides of a cond
+# (a diamond) is expanded once per path, which doubles the tree at every level. Beyond the budget a
+# nested cond is named as a leaf.
+MAX_CHOICES = 16
 SHORT = 60  # predicates and branches longer than this are named by their line
 
 
@@ -57,7 +61,10 @@ class _Recursive(Exception):
     pass
 
 
-def _choice(ctx: Context, call: ast.Call, path: frozenset[int] = frozenset()) -> _Choice | None:
+def _choice(
+    ctx: Context, call: ast.Call, path: frozenset[int] = frozenset(), budget: list[int] | None = None
+) -> _Choice | None:
+    budget = [MAX_CHOICES - 1] if budget is None else budget  # conds left to expand after this one
     bound = bind_call(call, COND_PARAMETERS)
     if bound is None or bound.has_star_args or bound.has_star_kwargs:
         return None
@@ -72,7 +79,11 @@ def _choice(ctx: Context, call: ast.Call, path: frozenset[int] = frozenset()) ->
         if inner is not None and len(path) < MAX_DEPTH and ctx.qualified_name(inner.func) in COND:
             if id(inner) in path or inner is call:
                 raise _Recursive  # a branch that calls its own cond again: not a finite choice
-            nested = _choice(ctx, inner, path | {id(call)})
+            if budget[0] > 0:
+                budget[0] -= 1
+                nested = _choice(ctx, inner, path | {id(call)}, budget)
+                if nested is None:
+                    budget[0] += 1
         branches.append(nested if nested is not None else branch)
     return _Choice(call, pred.value, (branches[0], branches[1]))
 
@@ -213,9 +224,10 @@ class NestedCondSwitch(Rule):
                 f"p{number} = {_describe(ctx, choice.pred, 'predicate')}" for number, choice in enumerate(choices)
             )
             named_leaves = ", ".join(_describe(ctx, leaf, "branch") for leaf in leaves)
+            calls = len({id(choice.call) for choice in choices})  # a shared branch is one call
             ctx.report(
                 tree.call.func,
-                f"{len(choices)} nested `{qualname}` calls make a {ways}-way choice; torch 2.14 has "
+                f"{calls} nested `{qualname}` calls make a {ways}-way choice; torch 2.14 has "
                 f"`switch(index, branches, operands)` for it, importable from `torch._higher_order_ops` "
                 f"(a prototype; there is no `torch.switch`)",
                 help=(

@@ -22,6 +22,7 @@ NEW = (
 )
 UNBACKED = "its dimensions are unbacked: never specialised, not even to 0 or 1"
 NOT_BOTH = "do not also pass `dynamic_shapes=` (ValueError)"
+MAX_SPELLED_DIM = 8  # the help writes `STATIC, ` once per dim before the marked one, up to this index
 
 
 def _is_dynamic_spec_decorator(ctx: Context, decorator: ast.expr) -> bool:
@@ -36,6 +37,37 @@ def _decorated_with_spec(ctx: Context, node: ast.expr) -> bool:
     )
 
 
+def _module_with_spec(ctx: Context, node: ast.expr) -> str | None:
+    """The class, if ``node`` is an instance of a class defined in this file whose ``forward`` carries
+    ``@dynamic_spec(...)``: ``Model()``, or a name bound once to ``Model()``. (``_resolve_dynamic_shapes``
+    reads a module's ``forward``.)"""
+    if isinstance(node, ast.Name):
+        bindings = ctx.resolver.lookup_name(node).bindings
+        if len(bindings) != 1 or not isinstance(bindings[0].value, ast.Call):
+            return None
+        node = bindings[0].value
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+        return None
+    bindings = ctx.resolver.lookup_name(node.func).bindings
+    cls = bindings[0].node if len(bindings) == 1 else None
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    decorated = any(
+        isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "forward"
+        and any(_is_dynamic_spec_decorator(ctx, d) for d in item.decorator_list)
+        for item in cls.body
+    )
+    return cls.name if decorated else None
+
+
+def _compiled(call: ast.Call, qualname: str) -> ast.expr | None:
+    """What ``torch.compile`` (``model``) or ``torch.export.export`` (``mod``) is given."""
+    if call.args:
+        return None if isinstance(call.args[0], ast.Starred) else call.args[0]
+    found = keyword(call, "mod" if qualname in EXPORT else "model")
+    return found.value if found is not None else None
+
+
 def _spec_text(ctx: Context, call: ast.Call) -> str:
     """``ShapeVar("x_0", min=2)`` at position 0 of ``TensorSpec([...])``, from a mark_dynamic call."""
     tensor = call.args[0] if call.args else None
@@ -44,7 +76,7 @@ def _spec_text(ctx: Context, call: ast.Call) -> str:
     bounds = "".join(
         f", {k.arg}={ctx.segment(k.value)}" for k in call.keywords if k.arg in ("min", "max")
     )
-    if isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 0:
+    if isinstance(index, ast.Constant) and type(index.value) is int and 0 <= index.value <= MAX_SPELLED_DIM:
         dims = ["STATIC"] * index.value + [f'ShapeVar("{name}_{index.value}"{bounds})']
         return f'@dynamic_spec({{"{name}": TensorSpec([{", ".join(dims)}, ...])}})` (one entry per dim, `STATIC` ' \
             "for the static ones"
@@ -67,7 +99,8 @@ class DynamicSpec(Rule):
         call (or decorator) or a `torch.export.export` call, through any import form. Reported
         as an error instead: `dynamic_shapes=` given to `torch.compile` for a function this
         file decorates with `@dynamic_spec(...)` (as an argument, or as a decorator above it),
-        which raises
+        or to `torch.compile` / `torch.export.export` for an instance of a class defined here
+        whose `forward` carries it (`Model()`, or a name bound once to `Model()`), which raises
 
             {CONFLICT}
 
@@ -174,8 +207,13 @@ class DynamicSpec(Rule):
             given = keyword(call, "dynamic_shapes")
             if given is None or (isinstance(given.value, ast.Constant) and given.value.value is None):
                 continue
-            if qualname in COMPILE and call.args and _decorated_with_spec(ctx, call.args[0]):
-                self._conflict(ctx, given, f"`{ctx.segment(call.args[0])}` carries `@dynamic_spec(...)`")
+            target = _compiled(call, qualname)
+            if target is not None and qualname in COMPILE and _decorated_with_spec(ctx, target):
+                self._conflict(ctx, given, f"`{ctx.segment(target)}` carries `@dynamic_spec(...)`")
+                continue
+            module = _module_with_spec(ctx, target) if target is not None else None
+            if module is not None:
+                self._conflict(ctx, given, f"`{module}.forward` carries `@dynamic_spec(...)`")
                 continue
             if qualname in COMPILE and self._decorates_spec_function(ctx, call):
                 self._conflict(ctx, given, "the function below carries `@dynamic_spec(...)`")

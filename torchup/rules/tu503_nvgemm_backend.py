@@ -7,7 +7,7 @@ import ast
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
-from torchup.rules._modernise import attribute_names, feature, file_strings, keyword, string_value
+from torchup.rules._modernise import attribute_names, feature, file_strings, keyword, local_function, string_value
 
 NVGEMM = feature("nvgemm")
 COMPILE = frozenset({"torch.compile", "torch.compiler.compile"})
@@ -44,6 +44,19 @@ def _autotune_options(node: ast.expr) -> ast.expr | None:
     return None
 
 
+def _inductor(ctx: Context, call: ast.Call) -> bool:
+    """Whether the call may compile with Inductor: no ``backend=``, ``"inductor"``, or a value this file
+    cannot pin down. A named other backend (``"eager"``, ``"cudagraphs"``, a function defined here) gets
+    ``mode``/``options`` for itself, and never reads Inductor's GEMM backends."""
+    backend = keyword(call, "backend")
+    if backend is None:
+        return True
+    name = string_value(backend.value)
+    if name is not None:
+        return name == "inductor"
+    return local_function(ctx, backend.value) is None
+
+
 class NvgemmBackend(Rule):
     code = "TU503"
     name = "max-autotune-nvgemm"
@@ -59,7 +72,8 @@ class NvgemmBackend(Rule):
         with a literal `options={{"max_autotune": True}}` (or `"max_autotune_gemm": True`). Not
         reported: files that already choose GEMM backends (a string containing `NVGEMM`, the
         option `{SHORT_OPTION}` or the variable `{ENV}` anywhere in the file), a mode held in
-        a variable, and other modes. Off by default; informational.
+        a variable, other modes, and calls with another backend (`backend="eager"`, a function
+        defined in the file), which gets the mode for itself. Off by default; informational.
         """,
         why=f"""
         Max-autotune benchmarks GEMM implementations from the backends listed in
@@ -134,6 +148,8 @@ class NvgemmBackend(Rule):
         if not calls or _configured(ctx):
             return
         for call, qualname in calls:
+            if not _inductor(ctx, call):
+                continue
             mode = keyword(call, "mode")
             if mode is not None and string_value(mode.value) in MODES:
                 ctx.report(

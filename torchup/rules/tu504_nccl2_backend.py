@@ -37,6 +37,18 @@ def _backend_name(ctx: Context, node: ast.expr) -> str | None:
     return None
 
 
+def _choices(node: ast.expr) -> list[ast.expr]:
+    """The values a backend expression can take that the code spells: both sides of ``a if c else b``."""
+    found, stack = [], [node]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, ast.IfExp):
+            stack += [value.orelse, value.body]
+        else:
+            found.append(value)
+    return found
+
+
 def _with_nccl2(name: str) -> str | None:
     """``"nccl"`` -> ``"nccl2"``, ``"cpu:gloo,cuda:nccl"`` -> ``"cpu:gloo,cuda:nccl2"``; None: no plain nccl."""
     if ":" not in name and "," not in name:
@@ -64,10 +76,11 @@ class Nccl2Backend(Rule):
         Finds `torch.distributed.init_process_group` and `torch.distributed.new_group` (any
         import form, also through `torch.distributed.distributed_c10d`; backend positional or
         keyword) whose backend is `"nccl"` (any case), `Backend.NCCL`, or a per-device string
-        that uses plain NCCL, such as `"cpu:gloo,cuda:nccl"`; the help spells the string to
+        that uses plain NCCL, such as `"cpu:gloo,cuda:nccl"`, also as either side of a
+        conditional expression (`"gloo" if cpu else "nccl"`); the help spells the string to
         write (`"cpu:gloo,cuda:nccl2"`). Not reported: a process group without a backend (the
         default picks NCCL on CUDA machines, but nothing in the code names it), a backend
-        computed at run time, one of `"nccl2"`, `"nccl-lazy"`, `"nccl-legacy"`, and files
+        computed at run time otherwise, one of `"nccl2"`, `"nccl-lazy"`, `"nccl-legacy"`, and files
         that already mention `{ENV}`. Per-device strings are also reported by TU401 (re-test
         custom backends); the two rules say different things. Off by default; informational.
         """,
@@ -156,12 +169,15 @@ class Nccl2Backend(Rule):
             backend = bound.get("backend") if bound is not None else None
             if backend is None:
                 continue
-            name = _backend_name(ctx, backend.value)
-            replacement = _with_nccl2(name) if name is not None else None
-            if replacement is None or name is None:
-                continue
+            for value in _choices(backend.value):
+                self._report(ctx, value, short)
+
+    def _report(self, ctx: Context, value: ast.expr, short: str) -> None:
+        name = _backend_name(ctx, value)
+        replacement = _with_nccl2(name) if name is not None else None
+        if replacement is not None and name is not None:
             ctx.report(
-                backend.value,
+                value,
                 f'`{short}` on "{name}": {WHAT}',
                 help=f'to try it, write `backend="{replacement}"` (or launch with `{ENV}=1`); re-test before relying '
                 f"on it: {TIMEOUT if replacement == 'nccl2' else ''}{CAVEATS}",

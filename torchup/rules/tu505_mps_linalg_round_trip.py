@@ -14,6 +14,9 @@ MPS_LINALG = feature("mps_linalg")
 FUNCTIONS = frozenset(MPS_LINALG["functions"])
 FIRST_PARAMETER: dict[str, str] = MPS_LINALG["first_parameter"]
 TORCH_DEVICE = frozenset({"torch.device"})
+# Dtypes MPS does not have: a tensor converted to one of them is on the CPU path on purpose.
+DOUBLE_DTYPES = frozenset({"torch.float64", "torch.double", "torch.complex128", "torch.cdouble"})
+DOUBLE_METHODS = frozenset({"double", "cdouble"})
 CAVEATS = (
     "MPS has no float64, so keep the round trip for double precision; the MPS kernels iterate to a float32 "
     "tolerance, so values may differ from the CPU's LAPACK results in the low-order bits, and singular or "
@@ -34,12 +37,27 @@ def _is_cpu(ctx: Context, node: ast.expr) -> bool:
     )
 
 
+def _to_double(ctx: Context, node: ast.expr) -> bool:
+    """``t.double()``, ``t.to(torch.float64)``, ``t.type(torch.double)`` ...: a conversion to a dtype MPS lacks."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return False
+    if node.func.attr in DOUBLE_METHODS:
+        return True
+    if node.func.attr not in ("to", "type"):
+        return False
+    values = [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]
+    return any(ctx.qualified_name(value) in DOUBLE_DTYPES for value in values)
+
+
 def cpu_move(ctx: Context, node: ast.expr) -> ast.expr | None:
     """The tensor in ``t.cpu()``, ``t.to("cpu")``, ``t.to(device="cpu")``, ``t.to(torch.device("cpu"))``;
-    None for anything else (a dtype change as well, ``t.to("cpu", torch.float64)``, is deliberate)."""
+    None for anything else (a dtype change as well, ``t.to("cpu", torch.float64)``, is deliberate, and
+    so is the move of a tensor just converted to float64, ``t.double().cpu()``)."""
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
         return None
     receiver = node.func.value
+    if _to_double(ctx, receiver):
+        return None
     if node.func.attr == "cpu" and not node.args and not node.keywords:
         return receiver
     if node.func.attr != "to":
@@ -90,7 +108,7 @@ class MpsLinalgRoundTrip(Rule):
         `x.to(torch.device("cpu"))` — or is a name assigned exactly once from such a move
         (`y = x.cpu()` then `torch.linalg.svd(y)`). Not reported: files that never mention
         MPS (on CUDA the round trip is often deliberate), moves that also change the dtype
-        (`.to("cpu", torch.float64)`, `.cpu().double()`: MPS has no float64), other
+        (`.to("cpu", torch.float64)`, `.cpu().double()`, `.double().cpu()`: MPS has no float64), other
         libraries' functions (`numpy.linalg.svd(x.cpu())` needs the CPU, and usually
         `.numpy()`), and Tensor methods (`x.cpu().svd()`). Off by default; informational.
         """,
