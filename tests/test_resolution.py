@@ -102,3 +102,15 @@ def test_references_are_reported_without_fix() -> None:
     found = check("import functools, torch\np = functools.partial(torch.qr, some=False)\nfs = [torch.cholesky]\n")
     assert sorted(d.code for d in found) == ["TU101", "TU103"]
     assert all(d.fix is None for d in found)
+
+
+def test_a_star_import_does_not_bind_private_names() -> None:
+    import ast
+
+    from torchup.resolver import Resolver
+
+    tree = ast.parse("from torch.distributed.distributed_c10d import *\n_set_pg_timeout(t)\nbarrier()\n")
+    resolver = Resolver(tree)
+    names = {node.id: resolver.qualified_name(node) for node in resolver.names}
+    assert names["_set_pg_timeout"] is None
+    assert names["barrier"] == "torch.distributed.distributed_c10d.barrier"

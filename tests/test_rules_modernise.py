@@ -74,8 +74,11 @@ def test_reported_with_the_prefix_selector(code: str) -> None:
 
 
 def test_prefix_selects_exactly_the_group() -> None:
-    assert [rule.code for rule in select_rules(all_rules(), ["TU5"])] == CODES
-    assert [rule.code for rule in select_rules(all_rules(), ["tu50"])] == CODES
+    def checks(selector: str) -> list[str]:  # the engine's TU000/TU001 come with any selection
+        return [rule.code for rule in select_rules(all_rules(), [selector]) if not rule.engine_emitted]
+
+    assert checks("TU5") == CODES
+    assert checks("tu50") == CODES
 
 
 def test_cli_select_tu5(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

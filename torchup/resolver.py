@@ -256,6 +256,8 @@ class Resolver:
         return self._lookup_star(name)
 
     def _lookup_star(self, name: str) -> Lookup:
+        if name.startswith("_"):
+            return Lookup()  # `import *` skips private names (unless `__all__` lists them: unknown here)
         modules = set(self.module_scope.star_imports)
         if len(modules) == 1:
             return Lookup(star_module=modules.pop())

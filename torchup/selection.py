@@ -34,6 +34,9 @@ def select_rules(
     _check_known(rules, ignore, "--ignore")
     if select:
         chosen = [rule for rule in rules if any(_matches(rule, s) for s in select)]
+        # A file that could not be read or parsed is never silently "clean": the engine's own
+        # findings (TU000, TU001) stay unless ignored by name, as ruff keeps its syntax errors.
+        chosen += [rule for rule in rules if rule.engine_emitted and rule.enabled_by_default and rule not in chosen]
     else:
         chosen = [rule for rule in rules if rule.enabled_by_default]
     chosen += [rule for rule in rules if rule not in chosen and any(_matches(rule, s) for s in extend_select)]
