@@ -569,3 +569,17 @@ def test_an_internal_error_is_a_message_by_default_and_a_traceback_with_verbose(
         assert ("Traceback" in result.stderr) == bool(verbose), output
         assert crash.read_bytes() == b"import torch\nL = torch.cholesky(A)  # BOOM\n"
         assert all((tmp_path / f"good{index}.py").read_bytes() == GOOD_FIXED for index in range(8))
+
+
+def test_deep_chains_python_parses_are_checked_or_said_to_be_skipped() -> None:
+    """Conditional-expression and attribute chains as deep as CPython parses them: the resolver
+    walks them without recursing; what still recurses too deep is a TU000 finding, never an
+    exception, in the library API as in the CLI."""
+    import torchup
+
+    chain = " if c else ".join(f"x{i}" for i in range(900))
+    assert [f.code for f in torchup.check_source(f"import torch\nq = torch.qr(a)\ny = {chain}\n")] == ["TU103"]
+    attributes = "import torch\nq = torch.qr(a)\ny = x" + ".a" * 900 + "\n"
+    assert [f.code for f in torchup.check_source(attributes)] == ["TU103"]
+    deep_reference = "import torch\nq = torch" + ".linalg" * 1400 + ".qr(a)\n"
+    assert [f.code for f in torchup.check_source(deep_reference)] in (["TU000"], ["TU001"])

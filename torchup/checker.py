@@ -169,13 +169,19 @@ class Checker:
             analysis.diagnostics.append(self.engine_diagnostic(SYNTAX_ERROR, source.path, message, 1, 1))
             return analysis
         focus = self._focus(source, rules, occurrences) if occurrences is not None else None
-        resolver = Resolver(tree, focus)
-        ctx = Context(source, tree, resolver, target_python_option=self.file_settings(source.path).target_python)
-        for rule in rules:
-            if focus is not None and rule.triggers and focus.present.isdisjoint(rule.triggers):
-                continue  # none of its words here: it cannot find anything (a file may have another rule's)
-            ctx.rule = rule
-            rule.check(ctx)
+        try:
+            resolver = Resolver(tree, focus)
+            ctx = Context(source, tree, resolver, target_python_option=self.file_settings(source.path).target_python)
+            for rule in rules:
+                if focus is not None and rule.triggers and focus.present.isdisjoint(rule.triggers):
+                    continue  # none of its words here: it cannot find anything (a file may have another rule's)
+                ctx.rule = rule
+                rule.check(ctx)
+        except RecursionError:
+            # Python parsed it, but walking it recursed too deep: say the file was not checked.
+            message = f"{source.path} is nested too deeply to check (RecursionError); skipped"
+            analysis.diagnostics.append(self.engine_diagnostic(IO_ERROR, source.path, message))
+            return analysis
         analysis.tree, analysis.resolver, analysis.parsed = tree, resolver, True
         # Suppression comments; TU002 judges only the codes of rules that ran on this file.
         engine = {rule.code for rule in self.file_settings(source.path).rules if rule.engine_emitted}

@@ -530,12 +530,15 @@ class _ScopeBuilder(ast.NodeVisitor):
             self._record_name(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        self._remember(node)
-        if isinstance(node.ctx, ast.Load):
-            self.r.attributes.append(node)
-        if isinstance(node.value, ast.Call):
-            self.r._outer[id(node.value)] = node
-        self.visit(node.value)
+        current: ast.expr = node
+        while isinstance(current, ast.Attribute):  # `a.b.c...`: down the chain without recursing
+            self._remember(current)
+            if isinstance(current.ctx, ast.Load):
+                self.r.attributes.append(current)
+            if isinstance(current.value, ast.Call):
+                self.r._outer[id(current.value)] = current
+            current = current.value
+        self.visit(current)
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         """Left operands first, without recursing down the chain: generated code joins thousands
@@ -548,6 +551,15 @@ class _ScopeBuilder(ast.NodeVisitor):
         self.visit(left)
         for right in reversed(rights):
             self.visit(right)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        """`a if p else b if q else ...` chains, generated thousands deep, walked without recursing."""
+        current: ast.expr = node
+        while isinstance(current, ast.IfExp):
+            self.visit(current.test)
+            self.visit(current.body)
+            current = current.orelse
+        self.visit(current)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if isinstance(node.value, ast.Call):
