@@ -169,3 +169,10 @@ def test_import_inserted_where_the_first_fixed_statement_starts() -> None:
     call starts; the safety check must move the call's start past that insertion."""
     assert fix("from torch import cholesky\ncholesky(A)\n") == "import torch\ntorch.linalg.cholesky(A)\n"
     assert fix("from torch import qr as q\nQ, R = q(A)\n") == "import torch\nQ, R = torch.linalg.qr(A)\n"
+
+
+def test_removing_the_only_argument_leaves_empty_parentheses() -> None:
+    code = "import torch.profiler as tp\nwith tp.profile(\n    with_modules=True\n) as p:\n    pass\n"
+    assert fix(code, unsafe=True, select=["TU172"]) == "import torch.profiler as tp\nwith tp.profile() as p:\n    pass\n"
+    kept = "import torch.profiler as tp\nwith tp.profile(\n    with_modules=True,  # why\n) as p:\n    pass\n"
+    assert "# why" in fix(kept, unsafe=True, select=["TU172"])

@@ -188,6 +188,12 @@ class Edits:
         items.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
         _, call_end = self.source.node_range(call)
         close = call_end - 1  # the ")"
+        if len(items) == 1:  # the only argument: the parentheses end up empty, `f()`, on one line
+            text = self.source.text
+            open_paren = text.find("(", self.source.node_range(call.func)[1], close)
+            inside = text[open_paren + 1 : close] if open_paren >= 0 else "#"
+            if "#" not in inside:  # (a `#`, even in a string, leaves it to the careful path below)
+                return Edit(open_paren + 1, close, "")
         return remove_list_item(self.source, items, items.index(argument), close)
 
 
