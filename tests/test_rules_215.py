@@ -723,3 +723,17 @@ def test_examples_of_new_rules_are_not_run_by_the_2_13_harness(code: str, title:
     rule = rule_by_code(code)
     example = next(e for e in rule.examples if e.title == title)  # type: ignore[union-attr]
     assert example.fixed is None or not example.executable
+
+
+@pytest.mark.parametrize(
+    ("code", "module", "name"),
+    [
+        ("TU152", "torch.multiprocessing.reductions", "reduce_event"),
+        ("TU150", "torch.distributed.config", "pipeline_per_direction_p2p"),
+    ],
+)
+def test_an_import_only_for_type_checkers_never_runs_so_never_fails(code: str, module: str, name: str) -> None:
+    typing_only = f"from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from {module} import {name}\n"
+    assert [d.code for d in check(typing_only, [code])] == []
+    runs = f"from {module} import {name}\n"
+    assert [d.code for d in check(runs, [code])] == [code]

@@ -74,11 +74,12 @@ def rename_string(source: SourceFile, node: ast.Constant, new_value: str) -> Edi
 
 
 def from_imports(resolver: Resolver, qualnames: frozenset[str]) -> list[tuple[ast.alias, str]]:
-    """``from module import name [as other]`` statements that bind one of ``qualnames``."""
+    """``from module import name [as other]`` statements that bind one of ``qualnames`` and run
+    (an import under ``if TYPE_CHECKING:`` never does, so it cannot fail)."""
     found = []
     for binding in resolver.import_bindings:
         if binding.kind is BindingKind.FROM_IMPORT and binding.target in qualnames \
-                and isinstance(binding.node, ast.alias):
+                and isinstance(binding.node, ast.alias) and not binding.typing_only:
             found.append((binding.node, binding.target))
     found.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
     return found
