@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 
 def _load() -> dict[str, Any]:
-    text = resources.files("torchup").joinpath("data/torch_api.json").read_text(encoding="utf-8")
+    # A plain file read: importlib.resources would cost more start-up than the whole file.
+    text = (Path(__file__).resolve().parent / "data" / "torch_api.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

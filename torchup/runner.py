@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import difflib
 import errno
-import multiprocessing as mp
 import os
 import re
 import stat
@@ -182,6 +180,8 @@ _WORK: tuple[Checker, RunOptions] | None = None
 
 def _process_all(pending: list[Target], checker: Checker, options: RunOptions) -> Iterator[RunResult]:
     global _WORK
+    import multiprocessing as mp  # (imported when used: start-up stays short for small runs)
+
     if options.jobs <= 1 or len(pending) < 4 * options.jobs or "fork" not in mp.get_all_start_methods():
         for target in pending:
             yield _process_one(target, checker, options)
@@ -377,6 +377,8 @@ def remove_stale_temporaries(targets: list[Target]) -> None:
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
+    import difflib
+
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),

@@ -28,10 +28,7 @@ from pathlib import Path
 
 from torchup.diagnostics import Diagnostic
 from torchup.formats.common import PathLike, Sources, no_sources, root_path
-from torchup.formats.github import render_github
 from torchup.formats.json_lines import render_json, render_json_lines
-from torchup.formats.junit import render_junit
-from torchup.formats.sarif import render_sarif
 from torchup.formats.statistics import Statistic, render_fixes, render_statistics, statistics
 from torchup.output import write_report
 
@@ -83,14 +80,20 @@ def _json_lines(diagnostics: Sequence[Diagnostic], sources: Sources, _root: Path
 
 
 def _sarif(diagnostics: Sequence[Diagnostic], sources: Sources, root: Path) -> str:
+    from torchup.formats.sarif import render_sarif  # (imported when used: start-up stays short)
+
     return render_sarif(diagnostics, sources, root=root)
 
 
 def _github(diagnostics: Sequence[Diagnostic], sources: Sources, root: Path) -> str:
+    from torchup.formats.github import render_github
+
     return render_github(diagnostics, sources, root=root)
 
 
 def _junit(diagnostics: Sequence[Diagnostic], sources: Sources, root: Path) -> str:
+    from torchup.formats.junit import render_junit  # xml.etree alone costs 10 ms
+
     return render_junit(diagnostics, sources, root=root)
 
 

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import ast
 import json
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from torchup.context import Context
 
 
 def _load() -> dict[str, Any]:
-    text = resources.files("torchup").joinpath("data/features.json").read_text(encoding="utf-8")
+    # A plain file read: importlib.resources would cost more start-up than the whole file.
+    text = (Path(__file__).resolve().parent.parent / "data" / "features.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 
