@@ -147,6 +147,9 @@ def test_rules_table_matches_the_registry(capsys):
         assert rows[rule.code][1] == rule.name
         assert rows[rule.code][2] == rule.fix_availability.value
         assert rows[rule.code][3] == ("on" if rule.enabled_by_default else "off")
+    assert rows["TU101"][4] == ">=2.14" and rows["TU150"][4] == ">=2.15" and rows["TU170"][4] == ">=2.14,<2.15"
+    assert rows["TU301"][4] == "<2.15"
+    assert rows["TU000"][4] == "any"
 
 
 def test_rule_prints_its_documentation(capsys):

@@ -218,18 +218,21 @@ def clean() -> int:
 
 
 def list_rules() -> int:
-    rows = [("CODE", "NAME", "FIX", "DEFAULT", "SUMMARY")]
+    rows = [("CODE", "NAME", "FIX", "DEFAULT", "RELEASE", "SUMMARY")]
     for rule in all_rules():
+        # The targets the rule runs for, as a version specifier: >=2.14, >=2.14,<2.15, <2.15, any.
+        release = ",".join([*([f">={rule.since}"] if rule.since else []), *([f"<{rule.until}"] if rule.until else [])])
         rows.append(
             (
                 rule.code,
                 rule.name,
                 rule.fix_availability.value,
                 "on" if rule.enabled_by_default else "off",
+                release or "any",
                 rule.summary,
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
-        sys.stdout.write("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4] + "\n")
+        sys.stdout.write("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5] + "\n")
     return EXIT_CLEAN
