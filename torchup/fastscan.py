@@ -39,29 +39,45 @@ def files_with_words(paths: Sequence[str], words: Iterable[str]) -> set[str] | N
     if expression is None or grep is None:
         return None
     found: set[str] = set()
-    for batch in _batches(paths):
-        # -a: binary files are text too; -D skip: never open a FIFO or device (it could block);
-        # -s: errors show in the exit status alone; --null: any byte may occur in a file name.
-        command = [grep, "-l", "-a", "-s", "-E", "-D", "skip", "--null", "-e", expression, "--", *batch]
+    batches = list(_batches(paths, max(1, min(os.cpu_count() or 1, 8))))
+    # -a: binary files are text too; -D skip: never open a FIFO or device (it could block);
+    # -s: errors show in the exit status alone; --null: any byte may occur in a file name.
+    options = [grep, "-l", "-a", "-s", "-E", "-D", "skip", "--null", "-e", expression, "--"]
+    environment = {**os.environ, "LC_ALL": "C"}
+    try:  # the batches run side by side, one per core
+        running = [
+            subprocess.Popen([*options, *batch], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=environment)
+            for batch in batches
+        ]
+    except OSError:
+        return None
+    failed = False
+    for process in running:
         try:
-            done = subprocess.run(
-                command, capture_output=True, env={**os.environ, "LC_ALL": "C"}, timeout=600, check=False
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        if done.returncode not in (0, 1):  # 2: an error, perhaps one file; do not guess which
-            return None
-        found.update(os.fsdecode(name) for name in done.stdout.split(b"\0") if name)
+            output, _ = process.communicate(timeout=600)
+        except subprocess.SubprocessError:
+            process.kill()
+            process.wait()
+            failed = True
+            continue
+        if process.returncode not in (0, 1):  # 2: an error, perhaps one file; do not guess which
+            failed = True
+        found.update(os.fsdecode(name) for name in output.split(b"\0") if name)
+    if failed:
+        return None
     wanted = set(paths)
     return found if found <= wanted else None  # a name grep printed that was not asked: distrust it
 
 
-def _batches(paths: Sequence[str]) -> Iterable[list[str]]:
+def _batches(paths: Sequence[str], count: int) -> Iterable[list[str]]:
+    """``count`` batches of similar total name length (more when the command line would be long)."""
+    total = sum(len(os.fsencode(path)) + 1 for path in paths)
+    limit = min(_BATCH_BYTES, max(1, total // count + 1))
     batch: list[str] = []
     size = 0
     for path in paths:
         length = len(os.fsencode(path)) + 1
-        if batch and size + length > _BATCH_BYTES:
+        if batch and size + length > limit:
             yield batch
             batch, size = [], 0
         batch.append(path)

@@ -109,12 +109,30 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
         remove_stale_temporaries(found)
     total = len(pending)
     options = dataclasses.replace(options, word_misses=_scan_for_words(pending, checker))
-    if options.jobs > 1:  # largest first: a big file started last would leave one worker busy alone
-        pending.sort(key=lambda target: -sizes.get(target.path, 0))
-    for done, partial in enumerate(_process_all(pending, checker, options), start=1):
+    done = 0
+
+    def merge(partial: RunResult) -> None:
+        nonlocal done
         result.merge(partial)
+        done += 1
         if options.progress is not None:
             options.progress(done, total)
+
+    glances: list[Target] = []
+    if options.cache is None and not options.record_states and options.word_misses:
+        # Nothing to hash for a cache: a file grep found no trigger word in only needs to be a
+        # readable source file. That takes a glance here (while the workers parse), not a worker.
+        glances = [t for t in pending if t.path in options.word_misses]
+        pending = [t for t in pending if t.path not in options.word_misses]
+    if options.jobs > 1:  # largest first: a big file started last would leave one worker busy alone
+        pending.sort(key=lambda target: -sizes.get(target.path, 0))
+
+    def glance_all() -> None:
+        for target in glances:
+            merge(_glance(target, checker, options))
+
+    for partial in _process_all(pending, checker, options, meanwhile=glance_all):
+        merge(partial)
     if options.cache is not None:
         _store(options.cache, checker, result)
     result.diagnostics.sort(key=_order)
@@ -178,24 +196,45 @@ def _store(cache: Cache, checker: Checker, result: RunResult) -> None:
 _WORK: tuple[Checker, RunOptions] | None = None
 
 
-def _process_all(pending: list[Target], checker: Checker, options: RunOptions) -> Iterator[RunResult]:
+def _process_all(
+    pending: list[Target], checker: Checker, options: RunOptions, meanwhile: Callable[[], None] = lambda: None
+) -> Iterator[RunResult]:
+    """Each file's result; ``meanwhile`` runs in this process once the workers have their files."""
     global _WORK
-    import multiprocessing as mp  # (imported when used: start-up stays short for small runs)
+    parallel = options.jobs > 1 and len(pending) >= 4 * options.jobs
+    if parallel:
+        import multiprocessing as mp  # (imported when used: start-up stays short for small runs)
 
-    if options.jobs <= 1 or len(pending) < 4 * options.jobs or "fork" not in mp.get_all_start_methods():
+        parallel = "fork" in mp.get_all_start_methods()
+    if not parallel:
+        meanwhile()
         for target in pending:
             yield _process_one(target, checker, options)
         return
     _WORK = (checker, dataclasses.replace(options, cache=None, progress=None, record_states=options.cache is not None))
     chunk = max(1, min(8, len(pending) // (options.jobs * 8)))
     with mp.get_context("fork").Pool(options.jobs) as pool:
-        yield from pool.imap_unordered(_worker, pending, chunksize=chunk)
+        results = pool.imap_unordered(_worker, pending, chunksize=chunk)  # the workers start now
+        meanwhile()
+        yield from results
     _WORK = None
 
 
 def _worker(target: Target) -> RunResult:
     assert _WORK is not None
     return _process_one(target, *_WORK)
+
+
+def _glance(target: Target, checker: Checker, options: RunOptions) -> RunResult:
+    """A file without a trigger word (grep says): checked once it proves a readable source file in
+    an encoding the words would show in; anything else takes the full path, which reports it."""
+    try:
+        head = _read(target.path, head=4)
+    except (NotASourceFile, OSError):
+        return _process_one(target, checker, options)
+    if wide_encoding(head) is not None:
+        return _process_one(target, checker, options)
+    return RunResult(files_checked=1)
 
 
 def _process_one(target: Target, checker: Checker, options: RunOptions) -> RunResult:
@@ -333,8 +372,9 @@ _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character de
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-def _read(path: str) -> bytes:
-    """The bytes of a regular file; never waits on a FIFO, never reads a device or an oversized file."""
+def _read(path: str, head: int | None = None) -> bytes:
+    """The bytes of a regular file (with ``head``, its first bytes only); never waits on a FIFO,
+    never reads a device or an oversized file."""
     if os.path.isdir(path):
         raise IsADirectoryError(errno.EISDIR, "is a directory, not a source file", path)
     # O_NONBLOCK: opening a FIFO does not wait for a writer (regular files ignore the flag).
@@ -345,8 +385,8 @@ def _read(path: str) -> bytes:
             kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
             raise NotASourceFile(path, f"{path} is {kind}, not a source file; skipped")
         limit = MAX_NOTEBOOK_BYTES if is_notebook(path) else MAX_SOURCE_BYTES
-        data = handle.read(limit + 1)
-        if len(data) > limit:
+        data = handle.read(limit + 1 if head is None else head)
+        if len(data) > limit or (head is not None and info.st_size > limit):
             size = max(info.st_size, len(data)) / 2**20
             raise NotASourceFile(
                 path,
