@@ -64,6 +64,7 @@ class Checker:
         self.names = {rule.code: rule.name for rule in all_rules()}
         self.prefilter = prefilter
         self.settings_for = settings_for
+        self._codes: dict[int, tuple[tuple[Rule, ...], frozenset[str]]] = {}
         self._fingerprints: dict[tuple[int, frozenset[tuple[int, int]]], tuple[FileSettings, str]] = {}
         self._rules_for: dict[_RulesKey, tuple[tuple[Rule, ...], list[Rule]]] = {}
         self._patterns: dict[tuple[str, ...], TriggerPattern | None] = {}
@@ -88,7 +89,11 @@ class Checker:
 
     def reports(self, code: str, path: str) -> bool:
         """Is ``code`` selected for this file (engine findings are filtered with this)?"""
-        return any(rule.code == code for rule in self.file_settings(path).rules)
+        rules = self.file_settings(path).rules
+        cached = self._codes.get(id(rules))
+        if cached is None or cached[0] is not rules:  # (the identity check guards id reuse)
+            cached = self._codes[id(rules)] = (rules, frozenset(rule.code for rule in rules))
+        return code in cached[1]
 
     def rules_for(self, path: str) -> list[Rule]:
         """The selected rules that can fire on this file (its target Python and torch release)."""

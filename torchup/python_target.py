@@ -109,8 +109,14 @@ def _read_requires_python(pyproject: Path) -> str | None:
 def resolve_target(explicit: str | None, file_path: str) -> PythonTarget:
     if explicit is not None:
         return _explicit(explicit)
-    found = _declared_in(os.path.dirname(os.path.abspath(file_path)))
+    found = _declared_for(os.path.dirname(file_path))
     return found if found is not None else _running(sys.version_info[0], sys.version_info[1])
+
+
+@lru_cache(maxsize=4096)
+def _declared_for(directory: str) -> PythonTarget | None:
+    """``_declared_in`` by the directory as the path spells it (one lookup per directory, not per file)."""
+    return _declared_in(os.path.abspath(directory or os.curdir))
 
 
 @lru_cache(maxsize=64)
@@ -138,5 +144,6 @@ def _declared_in(directory: str) -> PythonTarget | None:
 
 def forget_files() -> None:
     """Drop what was read from pyproject.toml files (a long-lived process calls this per run)."""
+    _declared_for.cache_clear()
     _declared_in.cache_clear()
     _requires_python_near.cache_clear()

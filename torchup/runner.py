@@ -375,12 +375,15 @@ _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character de
 def _read(path: str, head: int | None = None) -> bytes:
     """The bytes of a regular file (with ``head``, its first bytes only); never waits on a FIFO,
     never reads a device or an oversized file."""
-    if os.path.isdir(path):
-        raise IsADirectoryError(errno.EISDIR, "is a directory, not a source file", path)
     # O_NONBLOCK: opening a FIFO does not wait for a writer (regular files ignore the flag).
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except IsADirectoryError:
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a source file", path) from None
     with open(fd, "rb") as handle:
         info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):  # (POSIX opens directories for reading)
+            raise IsADirectoryError(errno.EISDIR, "is a directory, not a source file", path)
         if not stat.S_ISREG(info.st_mode):
             kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
             raise NotASourceFile(path, f"{path} is {kind}, not a source file; skipped")
