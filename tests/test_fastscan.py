@@ -105,10 +105,10 @@ def test_runs_with_and_without_grep_find_the_same(monkeypatch: pytest.MonkeyPatc
         result = runner.run([str(ROOT / corpus)], checker, Discovery(), runner.RunOptions())
         return [(d.path, d.line, d.column, d.code) for d in result.diagnostics]
 
-    monkeypatch.setattr(runner, "MIN_FILES", 1)
+    monkeypatch.setattr(runner, "SCAN_MIN_FILES", 1)
     used = []
-    real = runner.files_with_words
-    monkeypatch.setattr(runner, "files_with_words", lambda paths, words: used.append(len(paths)) or real(paths, words))
+    real = fastscan.files_with_words
+    monkeypatch.setattr(fastscan, "files_with_words", lambda paths, words: used.append(len(paths)) or real(paths, words))
     with_grep = findings()
-    monkeypatch.setattr(runner, "MIN_FILES", 10**9)
+    monkeypatch.setattr(runner, "SCAN_MIN_FILES", 10**9)
     assert used and with_grep == findings()

@@ -17,8 +17,6 @@ import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
 
-# Below this many files the scan in Python is as fast as starting a process.
-MIN_FILES = 200
 _BATCH_BYTES = 96 * 1024  # command-line bytes per grep call: far below any ARG_MAX
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 

@@ -17,7 +17,6 @@ from torchup.cache import Cache, FileState, file_state
 from torchup.checker import IO_ERROR, Checker
 from torchup.diagnostics import Diagnostic
 from torchup.discovery import Discovery, Missing, Target
-from torchup.fastscan import MIN_FILES, files_with_words
 from torchup.fixer import ChangedOnDisk, fix_source, is_applicable, write_atomic
 from torchup.notebook import is_notebook, prefilter_bytes
 from torchup.notebook import process as process_notebook
@@ -141,8 +140,10 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
 
 def _scan_for_words(pending: list[Target], checker: Checker) -> frozenset[str]:
     """Stage 1 of the pre-filter by grep, for many files at once: the files without a trigger word."""
-    if len(pending) < MIN_FILES:
+    if len(pending) < SCAN_MIN_FILES:
         return frozenset()
+    from torchup.fastscan import files_with_words  # (subprocess costs start-up; small runs skip it)
+
     groups: dict[int, tuple[TriggerPattern, list[str]]] = {}
     for target in pending:
         pattern = None if is_notebook(target.path) else checker.scan_pattern(target.path)
@@ -150,7 +151,7 @@ def _scan_for_words(pending: list[Target], checker: Checker) -> frozenset[str]:
             groups.setdefault(id(pattern), (pattern, []))[1].append(target.path)
     misses: set[str] = set()
     for pattern, paths in groups.values():
-        hits = files_with_words(paths, pattern.words) if len(paths) >= MIN_FILES else None
+        hits = files_with_words(paths, pattern.words) if len(paths) >= SCAN_MIN_FILES else None
         if hits is not None:
             misses.update(path for path in paths if path not in hits)
     return frozenset(misses)
@@ -191,6 +192,9 @@ def _store(cache: Cache, checker: Checker, result: RunResult) -> None:
             cache.store(path, state, checker.fingerprint(path), by_path.get(path, []))
     cache.save()
 
+
+# Below this many files, scanning in Python is as fast as starting grep (torchup.fastscan).
+SCAN_MIN_FILES = 200
 
 # Work for the worker processes: set before the pool forks, so nothing has to be pickled.
 _WORK: tuple[Checker, RunOptions] | None = None
