@@ -14,7 +14,9 @@ import pytest
 
 from tests.helpers import check, fix
 from torchup.checker import Checker
+from torchup.context import Context
 from torchup.resolver import Focus, Resolver
+from torchup.rule import Rule, RuleDocs
 from torchup.rules import all_rules
 from torchup.selection import select_rules
 from torchup.source import SourceFile
@@ -182,3 +184,28 @@ def test_an_import_alias_of_a_trigger_word_walks_everything() -> None:
     focused = Resolver(tree, Focus(lines=(2,), words=frozenset({"qr"})))
     assert len(focused.scopes) == 3  # q(a) in `use` does not spell `qr`: nothing may be skipped
     assert [focused.qualified_name(n) for n in focused.names if n.id == "q"] == ["torch.qr"]
+
+
+class _EveryCall(Rule):
+    """A rule with no trigger words: it must see every file and every body."""
+
+    code = "TU998"
+    name = "every-call"
+    summary = "test only"
+    docs = RuleDocs("", "", "", "")
+
+    def check(self, ctx: Context) -> None:
+        for call in ctx.resolver.calls:
+            ctx.report(call, "a call")
+
+
+def test_a_rule_without_trigger_words_turns_the_shortcuts_off() -> None:
+    code = "import torch\n\ndef helper():\n    return print(1)\n\nL = torch.cholesky(A)\n"
+    rules = [_EveryCall(), *select_rules(all_rules(), ["TU101"])]
+    found = {
+        prefilter: [(d.code, d.line) for d in Checker(rules, prefilter=prefilter).analyze(
+            SourceFile.from_bytes("m.py", code.encode())).diagnostics]
+        for prefilter in (True, False)
+    }
+    assert found[True] == found[False] and ("TU998", 4) in found[True] and ("TU101", 6) in found[True]
+    assert Checker([_EveryCall()]).could_match("x = 1\n", "m.py")

@@ -119,18 +119,25 @@ class Checker:
             self._patterns[key] = TriggerPattern(words) if words else None
         return self._patterns[key]
 
-    def scan_pattern(self, path: str) -> TriggerPattern | None:
-        """The words stage 1 of the pre-filter looks for in this file, when finding none of them
-        settles it (not so with the pre-filter off, for TU002, or a rule without trigger words)."""
+    def _filter(self, path: str) -> TriggerPattern | bool:
+        """What the pre-filter asks of this file: a pattern to find, True (read it whatever it
+        says: no pre-filter, only the engine's checks, or a rule without trigger words), or False
+        (no rule can fire on it)."""
         settings = self.file_settings(path)
         if not self.prefilter or all(rule.engine_emitted for rule in settings.rules):
-            return None
-        if self.reports(UNUSED_NOQA, path):
-            return None
+            return True
         rules = self.rules_for(path)
-        if not rules or any(not rule.triggers for rule in rules):
-            return None
-        return self._pattern(rules)
+        if not rules:
+            return False
+        if any(not rule.triggers for rule in rules):
+            return True
+        return self._pattern(rules) or True
+
+    def scan_pattern(self, path: str) -> TriggerPattern | None:
+        """The words stage 1 of the pre-filter looks for in this file, when finding none of them
+        settles it (not so for TU002, which reads every comment, or when ``_filter`` says read it)."""
+        found = self._filter(path)
+        return found if isinstance(found, TriggerPattern) and not self.reports(UNUSED_NOQA, path) else None
 
     def could_match(self, text: str, path: str) -> bool:
         """The pre-filter: no trigger word, no possible finding (a reference spells its name)."""
@@ -142,14 +149,13 @@ class Checker:
     def _could_match(
         self, content: str | bytes, path: str, occurrences: list[tuple[int, str]] | None = None
     ) -> bool:
-        if not self.prefilter or all(rule.engine_emitted for rule in self.file_settings(path).rules):
-            return True  # nothing to filter by: only the engine's own checks (TU001) were selected
+        pattern = self._filter(path)
+        if pattern is True:
+            return True
         if self.reports(UNUSED_NOQA, path) and mentions_noqa(content):
             return True  # an unused noqa comment is a finding even where no rule's trigger word appears
-        rules = self.rules_for(path)
-        pattern = self._pattern(rules) if rules else None
-        if pattern is None:
-            return bool(rules)  # rules without trigger words must see every file
+        if pattern is False:
+            return False
         if occurrences is not None and isinstance(content, str):
             return pattern.could_match_at(content, occurrences)
         return pattern.could_match(content)
@@ -157,8 +163,9 @@ class Checker:
     def analyze(self, source: SourceFile) -> Analysis:
         analysis = Analysis(source)
         rules = self.rules_for(source.path)
-        pattern = self._pattern(rules) if rules and self.prefilter else None
-        occurrences = pattern.occurrences(source.text) if pattern is not None else None
+        scan = self._filter(source.path)
+        # A focus only where every rule has trigger words (a rule without them must see all code).
+        occurrences = scan.occurrences(source.text) if isinstance(scan, TriggerPattern) else None
         if not self.file_settings(source.path).rules or not self._could_match(source.text, source.path, occurrences):
             return analysis
         try:

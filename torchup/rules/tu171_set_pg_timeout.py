@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.facts import FACTS
@@ -98,9 +96,8 @@ class SetPgTimeout(Rule):
     )
 
     def check(self, ctx: Context) -> None:
+        # (`from ... import *` binds no `_` name: the resolver leaves such a bare name unresolved.)
         for node, qualname, _ in ctx.references_to(frozenset({OLD})):
-            if isinstance(node, ast.Name) and not ctx.resolver.lookup_name(node).bindings:
-                continue  # only a star import to resolve it, and `import *` skips `_` names: a NameError
             ctx.report(
                 node,
                 f"`{qualname}` warns in torch 2.14 (FutureWarning: deprecated); `{REPLACEMENT}` does the same",
