@@ -138,6 +138,9 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
     return result
 
 
+# Below this many files, scanning in Python is as fast as starting grep (torchup.fastscan).
+SCAN_MIN_FILES = 200
+
 def _scan_for_words(pending: list[Target], checker: Checker) -> frozenset[str]:
     """Stage 1 of the pre-filter by grep, for many files at once: the files without a trigger word."""
     if len(pending) < SCAN_MIN_FILES:
@@ -192,9 +195,6 @@ def _store(cache: Cache, checker: Checker, result: RunResult) -> None:
             cache.store(path, state, checker.fingerprint(path), by_path.get(path, []))
     cache.save()
 
-
-# Below this many files, scanning in Python is as fast as starting grep (torchup.fastscan).
-SCAN_MIN_FILES = 200
 
 # Work for the worker processes: set before the pool forks, so nothing has to be pickled.
 _WORK: tuple[Checker, RunOptions] | None = None
