@@ -8,7 +8,7 @@ from torchup.patterns import Edits, literal_dict_keyword
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 
 COMPILE = frozenset({"torch.compile"})
-MESSAGE = "`torch.compile` calls `shapes_spec` `dynamic_shapes` in torch 2.14 (TypeError)"
+MESSAGE = "`torch.compile(shapes_spec=...)` is `dynamic_shapes=` in torch 2.14 (the old keyword is a TypeError)"
 ERROR = "TypeError: compile() got an unexpected keyword argument 'shapes_spec'"
 
 
