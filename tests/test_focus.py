@@ -121,6 +121,80 @@ CASES = {
         def report(prof):
             return prof.key_averages()
         """,
+    "profiler bound by a with block, read after it (TU140 searches the scope's statements)": """
+        import torch
+
+        def unrelated():
+            return 1
+
+        with torch.profiler.profile(with_stack=True) as prof:
+            unrelated()
+
+        def later():
+            return 2
+
+        table = prof.key_averages()
+
+        def run():
+            with torch.profiler.profile(with_stack=True) as inner:
+                unrelated()
+            if later():
+                return inner.key_averages()
+        """,
+    "profiler bound by a with block under a global declaration": """
+        import torch
+
+        def start():
+            global prof
+            with torch.profiler.profile(with_stack=True) as prof:
+                pass
+
+        def report():
+            return prof.key_averages()
+        """,
+    "renamed flag assigned, patched and read in different functions (TU150)": """
+        import torch
+        from unittest import mock
+
+        def unrelated():
+            return 1
+
+        def configure(value):
+            torch.distributed.config.pipeline_per_direction_p2p = value
+
+        def test_it():
+            with mock.patch("torch.distributed.config.pipeline_per_direction_p2p", True):
+                unrelated()
+            os.environ["TORCH_DISTRIBUTED_PIPELINE_PER_DIRECTION_P2P"] = "1"
+        """,
+    "an attribute of the class's own beside the profiler's (TU151)": """
+        import torch
+
+        class Event:
+            def __init__(self):
+                self.metadata_json = "{}"
+
+            def show(self):
+                return self.metadata_json
+
+        def helper():
+            return 3
+
+        def dump(prof):
+            return [e.metadata_json for e in prof.events()]
+        """,
+    "TorchScript body under a decorator on its own line (TU173)": """
+        import torch
+
+        def unrelated():
+            return 1
+
+        @torch.jit.script
+        def scripted(x):
+            return x + 1
+
+        traced = torch.jit.trace(unrelated, ())
+        """,
     "decorator and defaults of a skipped function are still seen": """
         import torch
 
@@ -149,6 +223,57 @@ def test_focused_walk_fixes_like_the_full_walk(name: str) -> None:
 
     full = fix_source(checker_full, SourceFile.from_bytes("m.py", code.encode()), unsafe=True).text
     assert fix(code, unsafe=True, select=["ALL"]) == full
+
+
+def test_context_walk_skips_only_what_spans_no_focus_line() -> None:
+    code = textwrap.dedent("""\
+        import torch
+
+        def far():
+            return [1, 2, 3]
+
+        @torch.jit.script
+        def near(x):
+            return x
+
+        y = torch.qr(
+            far(),
+        )
+        """)
+    tree = ast.parse(code)
+    focus = Focus(lines=(6, 10), words=frozenset({"script", "qr"}))
+    walked = list(focus.walk(tree))
+    names = {node.name for node in walked if isinstance(node, ast.FunctionDef)}
+    assert names == {"near"}  # its decorator spans line 6, though the `def` is on line 7
+    assert any(isinstance(node, ast.Attribute) and node.attr == "qr" for node in walked)
+    assert not any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) for node in walked)  # far(), line 11
+    assert not any(isinstance(node, ast.List) for node in walked)  # inside `far`, skipped
+    every = list(ast.walk(tree))
+    spanning = [node for node in every if not hasattr(node, "lineno") or any(
+        (node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno)
+        <= line <= node.end_lineno for line in focus.lines)]
+    assert {id(node) for node in walked} >= {id(node) for node in spanning if _under_spanning(tree, node, focus)}
+
+
+def _under_spanning(tree: ast.AST, target: ast.AST, focus: Focus) -> bool:
+    """Is every ancestor of ``target`` a node that spans a focus line (or has no position)?"""
+    def spans(node: ast.AST) -> bool:
+        if not hasattr(node, "lineno"):
+            return True
+        first = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno
+        return any(first <= line <= node.end_lineno for line in focus.lines)
+
+    def path(node: ast.AST, trail: list[ast.AST]) -> list[ast.AST] | None:
+        if node is target:
+            return trail
+        for child in ast.iter_child_nodes(node):
+            found = path(child, [*trail, child])
+            if found is not None:
+                return found
+        return None
+
+    trail = path(tree, [])
+    return trail is not None and all(spans(node) for node in trail)
 
 
 def test_bodies_without_a_trigger_are_not_walked() -> None:
@@ -209,3 +334,45 @@ def test_a_rule_without_trigger_words_turns_the_shortcuts_off() -> None:
     }
     assert found[True] == found[False] and ("TU998", 4) in found[True] and ("TU101", 6) in found[True]
     assert Checker([_EveryCall()]).could_match("x = 1\n", "m.py")
+
+
+# -- the tree dies with its analysis -------------------------------------------------------------
+
+
+def test_an_analysis_frees_its_tree_without_the_cycle_collector() -> None:
+    """No reference cycle holds the tree (scope <-> binding, a builder's bound methods): it is freed
+    when the analysis is dropped, so the cycle collector never has to traverse it."""
+    import gc
+    import weakref
+
+    code = textwrap.dedent(CASES["nonlocal in a nested function"]) + "class C:\n    def qr(self):\n        return 1\n"
+    checker = Checker(select_rules(all_rules(), ["ALL"]))
+    gc.disable()
+    try:
+        analysis = checker.analyze(SourceFile.from_bytes("m.py", code.encode()))
+        assert analysis.parsed and analysis.resolver is not None and len(analysis.resolver.scopes) > 2
+        tree = weakref.ref(analysis.tree)
+        binding = analysis.resolver.module_scope.bindings["torch"][0]
+        assert binding.scope is analysis.resolver.module_scope
+        del analysis
+        assert tree() is None
+        with pytest.raises(ReferenceError):
+            binding.scope  # noqa: B018 (a binding kept past its resolver says so instead of misleading)
+    finally:
+        gc.enable()
+
+
+def test_the_collector_pause_restores_what_it_found() -> None:
+    import gc
+
+    checker = Checker(select_rules(all_rules(), ["ALL"]))
+    source = SourceFile.from_bytes("m.py", b"import torch\ntorch.qr(a)\n")
+    assert gc.isenabled()
+    checker.analyze(source)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        checker.analyze(source)
+        assert not gc.isenabled()  # the embedding program's choice stands
+    finally:
+        gc.enable()

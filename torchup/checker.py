@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 import bisect
+import contextlib
+import gc
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from torchup.context import Context
@@ -161,6 +163,10 @@ class Checker:
         return pattern.could_match(content)
 
     def analyze(self, source: SourceFile) -> Analysis:
+        with collector_paused():
+            return self._analyze(source)
+
+    def _analyze(self, source: SourceFile) -> Analysis:
         analysis = Analysis(source)
         rules = self.rules_for(source.path)
         scan = self._filter(source.path)
@@ -246,6 +252,23 @@ class Checker:
             end_column=column,
             severity=Severity.ERROR,
         )
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cycle collector while one file is parsed and analysed. A syntax tree is
+    hundreds of thousands of objects in no cycle, yet the collector traverses it again and again as
+    it grows (a fifth of the time on torch's sources). The analysis makes no cycles that hold the
+    tree (see ``resolver.Binding``), so the tree is freed as soon as the caller drops it; a caller
+    that drops it within its own pause spares the collector even one traversal."""
+    if not gc.isenabled():
+        yield  # paused already (an analysis within one, or by the embedding program)
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def applies_to_release(rule: Rule, target_version: str | None) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -135,6 +136,15 @@ class Context:
         if module_ref is None:
             return None
         return f"{module_ref[0]}.{name}", module_ref[1]
+
+    def walk(self, node: ast.AST | None = None) -> Iterator[ast.AST]:
+        """The nodes below ``node`` (the tree by default), like ``ast.walk`` but in no set order,
+        and under the resolver's focus only the statements and expressions that span a line
+        spelling a trigger word. A rule runs only on files that spell its own words, so it finds
+        every node that spells one of them this way: the cheap way to look for such nodes."""
+        start = self.tree if node is None else node
+        focus = self.resolver.focus
+        return ast.walk(start) if focus is None else focus.walk(start)
 
     @cached_property
     def _fstrings(self) -> list[tuple[int, int, str]]:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from torchup.cache import Cache, FileState, file_state
-from torchup.checker import IO_ERROR, Checker
+from torchup.checker import IO_ERROR, Checker, collector_paused
 from torchup.diagnostics import Diagnostic
 from torchup.discovery import Discovery, Missing, Target
 from torchup.fixer import ChangedOnDisk, fix_source, is_applicable, write_atomic
@@ -299,12 +299,14 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
         result.diagnostics.append(checker.decode_error(path, exc))
         return
     if not options.fix:
-        diagnostics = checker.analyze(source).diagnostics
+        with collector_paused():  # the tree dies here, before the collector could traverse it
+            diagnostics = checker.analyze(source).diagnostics
         result.diagnostics.extend(diagnostics)
         if diagnostics:  # the report quotes their lines; other texts would only cost memory
             result.sources[path] = source
         return
-    outcome = fix_source(checker, source, unsafe=options.unsafe_fixes)
+    with collector_paused():
+        outcome = fix_source(checker, source, unsafe=options.unsafe_fixes)
     result.diagnostics.extend(outcome.remaining)
     if outcome.text == source.text:
         if outcome.remaining:

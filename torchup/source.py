@@ -10,6 +10,7 @@ import ast
 import bisect
 import codecs
 import io
+import itertools
 import re
 import tokenize
 from dataclasses import dataclass, field
@@ -116,7 +117,13 @@ class SourceFile:
 
     @cached_property
     def line_starts(self) -> list[int]:
-        return [0, *(m.end() for m in _NEWLINE.finditer(self.text))]
+        text = self.text
+        if "\r" in text:
+            return [0, *(m.end() for m in _NEWLINE.finditer(text))]
+        # Only `\n` ends lines: the same offsets, summed in C (twice as fast on large files).
+        starts = list(itertools.accumulate(map((1).__add__, map(len, text.split("\n"))), initial=0))
+        starts.pop()  # (the offset after the last piece, which no line starts at)
+        return starts
 
     def line_text(self, line: int) -> str:
         """Line ``line`` (1-based) without its line ending."""

@@ -39,9 +39,10 @@ def append_argument(source: SourceFile, call: ast.Call, text: str) -> Edit | Non
 # -- renames (TU150-TU173) ----------------------------------------------------------------------------
 
 
-def attributes_named(tree: ast.AST, name: str) -> list[ast.Attribute]:
-    """Every ``x.name`` in the tree, read, written or deleted (the resolver records reads only)."""
-    return [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr == name]
+def attributes_named(ctx: Context, name: str) -> list[ast.Attribute]:
+    """Every ``x.name`` in the file, read, written or deleted (the resolver records reads only);
+    ``name`` must be a trigger word of the rule asking (see ``Context.walk``)."""
+    return [node for node in ctx.walk() if isinstance(node, ast.Attribute) and node.attr == name]
 
 
 def rename_attribute(source: SourceFile, node: ast.Attribute, new_name: str) -> Edit | None:

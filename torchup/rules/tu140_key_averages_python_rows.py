@@ -7,7 +7,7 @@ import ast
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix, Severity
 from torchup.patterns import literal_bool
-from torchup.resolver import BindingKind
+from torchup.resolver import Binding, BindingKind
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 from torchup.rules._arguments import append_argument
 
@@ -39,12 +39,19 @@ class _Profiles:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.with_targets: dict[int, ast.Call] = {}
-        for node in ast.walk(ctx.tree):
-            if isinstance(node, (ast.With, ast.AsyncWith)):
-                for item in node.items:
-                    if isinstance(item.optional_vars, ast.Name) and isinstance(item.context_expr, ast.Call):
-                        self.with_targets[id(item.optional_vars)] = item.context_expr
+        self._with_targets: dict[int, dict[int, ast.Call]] = {}  # by scope node: Name -> call
+
+    def _with_call(self, binding: Binding) -> ast.Call | None:
+        """The call in the ``with <call> as <name>`` that made ``binding``: searched in the statements
+        of its scope (a whole-tree walk costs more than the rest of the rule), then, for a name
+        declared ``global`` in a function, everywhere."""
+        for node in (binding.scope.node, self.ctx.tree):
+            targets = self._with_targets.get(id(node))
+            if targets is None:
+                targets = self._with_targets[id(node)] = _with_targets(node, whole=node is self.ctx.tree)
+            if id(binding.node) in targets:
+                return targets[id(binding.node)]
+        return None
 
     def stacks_recorded(self, name: ast.Name) -> bool:
         """Every binding of ``name`` here is a profiler, and some of them may record stacks."""
@@ -53,13 +60,32 @@ class _Profiles:
             return False
         verdicts = []
         for binding in found.bindings:
-            call = self.with_targets.get(id(binding.node))
+            call = self._with_call(binding) if binding.kind is BindingKind.OTHER else None
             if call is None and binding.kind is BindingKind.ASSIGNMENT and isinstance(binding.value, ast.Call):
                 call = binding.value
             if call is None or self.ctx.qualified_name(call.func) not in KINETO | AUTOGRAD:
                 return False
             verdicts.append(records_stacks(self.ctx, call))
         return any(verdict is not False for verdict in verdicts)
+
+
+def _with_targets(scope: ast.AST, whole: bool) -> dict[int, ast.Call]:
+    """``id(name) -> call`` for each ``with <call> as <name>`` among the statements of ``scope``
+    (not those of the functions and classes within it, unless ``whole``)."""
+    found: dict[int, ast.Call] = {}
+    stack: list[ast.AST] = [scope]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if isinstance(item.optional_vars, ast.Name) and isinstance(item.context_expr, ast.Call):
+                    found[id(item.optional_vars)] = item.context_expr
+        stack.extend(
+            child for child in ast.iter_child_nodes(node)
+            if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case))
+            and (whole or not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+        )
+    return found
 
 
 def profile_name(receiver: ast.expr) -> ast.Name | None:

@@ -45,9 +45,9 @@ def _fix(edit: Edit | None, value: ast.expr | None, what: str = f"rename to `{NE
 class _Assignments:
     """The value a plain assignment writes to each of its targets (``x.flag = value``)."""
 
-    def __init__(self, tree: ast.AST) -> None:
+    def __init__(self, ctx: Context) -> None:
         self.values: dict[int, ast.expr] = {}
-        for node in ast.walk(tree):
+        for node in ctx.walk():  # (the assignments of interest spell the trigger word)
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     self.values[id(target)] = node.value
@@ -59,10 +59,11 @@ class _Assignments:
         return self.values.get(id(target), target)
 
 
-def _call_arguments(tree: ast.AST) -> dict[int, ast.expr]:
-    """For each positional argument that has another after it, that next argument (by ``id``)."""
+def _call_arguments(ctx: Context) -> dict[int, ast.expr]:
+    """For each positional argument that has another after it, that next argument (by ``id``),
+    in the calls that span a line spelling a trigger word."""
     following: dict[int, ast.expr] = {}
-    for node in ast.walk(tree):
+    for node in ctx.walk():
         if isinstance(node, ast.Call):
             for argument, after in zip(node.args, node.args[1:], strict=False):
                 following[id(argument)] = after
@@ -218,8 +219,8 @@ class PipelineP2PFlagRenamed(Rule):
     )
 
     def check(self, ctx: Context) -> None:
-        dotted = _call_arguments(ctx.tree)
-        for node in ast.walk(ctx.tree):
+        dotted = _call_arguments(ctx)
+        for node in ctx.walk():
             if isinstance(node, ast.Constant) and node.value == OLD_ENV:
                 fix = _fix(rename_string(ctx.source, node, NEW_ENV), node, f"use `{NEW_ENV}`")
                 ctx.report(node, ENV_MESSAGE, severity=Severity.WARNING, fix=fix,
@@ -230,8 +231,8 @@ class PipelineP2PFlagRenamed(Rule):
                 ctx.report(node, MESSAGE, fix=fix, help=None if fix else f'use "{CONFIG}.{NEW}"')
         if not ctx.resolver.imports_torch:
             return
-        assignments = _Assignments(ctx.tree)
-        for node in attributes_named(ctx.tree, OLD):
+        assignments = _Assignments(ctx)
+        for node in attributes_named(ctx, OLD):
             if ctx.qualified_name(node) == FLAG:
                 value = assignments.value(node) if isinstance(node.ctx, ast.Store) else None
                 ctx.report(node, MESSAGE, fix=_fix(rename_attribute(ctx.source, node, NEW), value))

@@ -146,19 +146,19 @@ class FunctionEventMetadataJson(Rule):
             (DEPRECATED, f"`FunctionEvent.{DEPRECATED}` is deprecated in torch 2.15 (FutureWarning: use `metadata`)",
              Severity.WARNING, DEPRECATED_HELP),
         ):
-            own = _own_attributes(ctx.tree, name)
-            for node in attributes_named(ctx.tree, name):
+            own = _own_attributes(ctx, name)
+            for node in attributes_named(ctx, name):
                 if isinstance(node.ctx, ast.Load) and ctx.resolver.call_of_callee(node) is None \
                         and id(node) not in own \
                         and ctx.qualified_name(node) is None and ctx.qualified_name(node.value) is None:
                     ctx.report(node, message, severity=severity, help=help)
 
 
-def _own_attributes(tree: ast.AST, name: str) -> set[int]:
+def _own_attributes(ctx: Context, name: str) -> set[int]:
     """``self.<name>`` read in the methods of a class that defines ``<name>`` itself (a method, a class
     attribute, or ``self.<name> = ...`` in a method): the class's own attribute, not the profiler's."""
     found: set[int] = set()
-    for cls in ast.walk(tree):
+    for cls in ctx.walk():  # (both the reads and the definitions spell ``name``)
         if not isinstance(cls, ast.ClassDef):
             continue
         methods = [(item, item.args.posonlyargs + item.args.args) for item in cls.body
@@ -172,7 +172,7 @@ def _own_attributes(tree: ast.AST, name: str) -> set[int]:
         )
         reads = []
         for method, self_name in selves:
-            for node in ast.walk(method):
+            for node in ctx.walk(method):
                 if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name) \
                         and node.value.id == self_name:
                     if isinstance(node.ctx, ast.Load):

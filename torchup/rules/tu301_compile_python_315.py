@@ -44,7 +44,7 @@ class _Guards:
         self.ctx = ctx
         self.versions = versions
         self.parents: dict[int, ast.AST] = {}
-        for parent in ast.walk(ctx.tree):
+        for parent in ctx.walk():  # (the ancestors of a node span its lines)
             for child in ast.iter_child_nodes(parent):
                 self.parents[id(child)] = parent
 
@@ -299,7 +299,7 @@ class CompileOnPython315(Rule):
         if not references:
             return
         decorators = {
-            id(d) for node in ast.walk(ctx.tree)
+            id(d) for node in ctx.walk()
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
             for d in node.decorator_list
         }

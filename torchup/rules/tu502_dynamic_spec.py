@@ -237,7 +237,7 @@ class DynamicSpec(Rule):
 
     def _decorates_spec_function(self, ctx: Context, call: ast.Call) -> bool:
         """``@torch.compile(dynamic_shapes=...)`` stacked above ``@dynamic_spec(...)`` on one def."""
-        for node in ast.walk(ctx.tree):
+        for node in ctx.walk():  # (`call` spells `dynamic_shapes`)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and call in node.decorator_list:
                 below = node.decorator_list[node.decorator_list.index(call) + 1:]
                 return any(_is_dynamic_spec_decorator(ctx, d) for d in below)
