@@ -21,6 +21,7 @@ Only the standard library is used by the harness itself. Flags that torchup lack
 from __future__ import annotations
 
 import argparse
+import compileall
 import datetime
 import math
 import os
@@ -1120,6 +1121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.work_dir:
         args.work_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="torchup-bench-", dir=args.work_dir))
+    # Bytecode first, as an installed copy has it (pip compiles on install): with
+    # PYTHONDONTWRITEBYTECODE set, every timed run would otherwise compile the edited modules again.
+    compileall.compile_dir(str(REPO_ROOT / "torchup"), quiet=1)
     try:
         bench = Bench(args, work)
         bench.busy_start = busy_start

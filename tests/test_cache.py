@@ -41,9 +41,9 @@ def analyses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     original = Checker.analyze
 
-    def spy(self: Checker, source):  # type: ignore[no-untyped-def]
+    def spy(self: Checker, source, *args):  # type: ignore[no-untyped-def]
         seen.append(Path(source.path).name)
-        return original(self, source)
+        return original(self, source, *args)
 
     monkeypatch.setattr(Checker, "analyze", spy)
     return seen

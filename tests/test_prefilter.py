@@ -76,3 +76,57 @@ def test_the_factored_pattern_finds_exactly_what_plain_alternation_finds() -> No
         plain = re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b")
         factored = re.compile(r"\b" + _trie(words) + r"\b")
         assert [m.span() for m in factored.finditer(text)] == [m.span() for m in plain.finditer(text)], words
+
+
+# -- one scan: stage 1, stage 2 and the focus lines, on the text or its bytes ---------------------
+
+SCANNED = {
+    **KEPT,
+    **DROPPED,
+    "lines": "import torch\n\ndef f():\n    global g\n    return torch.qr(a)\n# solve\n",
+    "CRLF and CR": "import torch\r\nx = 1\ry = torch.qr(a)\r\n\rz = solve\n",
+    "non-ASCII letter glued to a word": "é = 1\nxéqr = torch.qr\n",
+    "BOM-less UTF-8 and a word in a string": 'name = "café qr"\n',
+}
+
+
+@pytest.mark.parametrize("name", SCANNED)
+def test_scan_agrees_with_the_separate_stages(name: str) -> None:
+    import re
+
+    text = SCANNED[name]
+    found = PATTERN.scan(text)
+    assert found.in_code == PATTERN.could_match(text)
+    assert found.present == {w for w in PATTERN.words if re.search(rf"\b{w}\b", text)}
+    lines = re.split(r"\r\n|\r|\n", text)
+    spelled = {i + 1 for i, line in enumerate(lines) if re.search(r"\b(qr|solve|balanced|use_cuda|global|nonlocal)\b", line)}
+    assert set(found.lines) == spelled and list(found.lines) == sorted(found.lines)
+
+
+@pytest.mark.parametrize("name", SCANNED)
+def test_scanning_the_utf8_bytes_finds_at_least_what_the_text_scan_finds(name: str) -> None:
+    text = SCANNED[name]
+    on_text, on_bytes = PATTERN.scan(text), PATTERN.scan(text.encode("utf-8"))
+    assert set(on_bytes.lines) >= set(on_text.lines)
+    assert on_bytes.present >= on_text.present
+    assert on_bytes.in_code or not on_text.in_code
+
+
+def test_an_8_bit_file_is_scanned_again_as_text() -> None:
+    """A prescan of the bytes is reused only for UTF-8 or ASCII texts: in other encodings a byte
+    offset is not a character offset."""
+    from torchup.checker import Checker
+    from torchup.rules import all_rules
+    from torchup.selection import select_rules
+    from torchup.source import SourceFile
+
+    checker = Checker(select_rules(all_rules(), ["TU103"]))
+    raw = "# -*- coding: latin-1 -*-\nimport torch\nnom = 'é'\ndef f(A):\n    return torch.qr(A)\n".encode("latin-1")
+    source = SourceFile.from_bytes("m.py", raw)
+    assert source.encoding != "utf-8"
+    prescan = checker.prescan(raw, "m.py")
+    wrong = type(prescan)(True, type(prescan.found)((1,), prescan.found.present, True))  # a misleading focus
+    assert [d.line for d in checker.analyze(source, wrong).diagnostics] == [5]
+    utf8 = SourceFile.from_bytes("m.py", raw.decode("latin-1").encode("utf-8").replace(b"latin-1", b"utf-8"))
+    assert [d.line for d in checker.analyze(utf8, checker.prescan(utf8.raw, "m.py")).diagnostics] == [5]
+    assert checker.analyze(utf8, wrong).diagnostics == []  # (reused for UTF-8: the focus decides)

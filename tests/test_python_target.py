@@ -48,3 +48,17 @@ def test_falls_back_to_the_running_interpreter(tmp_path: Path) -> None:
 def test_bad_version_is_rejected() -> None:
     with pytest.raises(ValueError):
         parse_version("3")
+
+
+def test_a_file_reached_through_a_symbolic_link_takes_its_real_projects_pyproject(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "pkg" / "deep").mkdir(parents=True)
+    (real / "pyproject.toml").write_text('[project]\nrequires-python = ">=3.15"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "pyproject.toml").write_text('[project]\nrequires-python = "<3.13"\n')
+    (elsewhere / "link").symlink_to(real / "pkg")
+    through_link = resolve_target(None, str(elsewhere / "link" / "deep" / "mod.py"))
+    assert through_link.includes_at_least((3, 15)) and str(real / "pyproject.toml") in through_link.source
+    beside_link = resolve_target(None, str(elsewhere / "mod.py"))
+    assert not beside_link.includes_at_least((3, 15))

@@ -77,14 +77,15 @@ class Cache:
             cache.dirty = True
         return cache
 
-    def lookup(self, path: str, settings: str) -> list[Diagnostic] | None:
-        """The cached findings of ``path`` if its content and settings are unchanged, else None."""
+    def lookup(self, path: str, settings: str, stat: os.stat_result | None = None) -> list[Diagnostic] | None:
+        """The cached findings of ``path`` if its content and settings are unchanged, else None
+        (``stat``: its status, when the caller has just taken it)."""
         key = os.path.abspath(path)
         entry = self.entries.get(key)
         if not isinstance(entry, dict) or entry.get("settings") != settings:
             return None
         try:
-            stat = os.stat(path)
+            stat = stat or os.stat(path)
             if not S_ISREG(stat.st_mode) or stat.st_size != entry["size"]:
                 return None  # (a FIFO now where a file was: never open it here)
             if stat.st_mtime_ns != entry["mtime_ns"]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import bisect
 import contextlib
 import gc
 import sys
@@ -13,7 +12,7 @@ from dataclasses import dataclass, field
 from torchup.context import Context
 from torchup.diagnostics import Diagnostic, Severity
 from torchup.importer import import_edits
-from torchup.prefilter import TriggerPattern
+from torchup.prefilter import Occurrences, TriggerPattern
 from torchup.python_target import resolve_target
 from torchup.resolver import Focus, Resolver
 from torchup.rule import Rule
@@ -26,6 +25,16 @@ _RulesKey = tuple[int, frozenset[tuple[int, int]], "str | None"]
 
 SYNTAX_ERROR = "TU001"
 IO_ERROR = "TU000"
+
+
+# Encodings whose bytes a byte-level scan reads as the text: UTF-8 (the default) and ASCII.
+_BYTES_AS_TEXT = frozenset({"utf-8", "utf-8-sig", "ascii"})
+
+
+@dataclass(frozen=True)
+class Prescan:
+    could_match: bool
+    found: Occurrences | None = None  # None: no trigger words to look for (see ``Checker._filter``)
 
 
 @dataclass
@@ -148,9 +157,7 @@ class Checker:
     def could_match_bytes(self, raw: bytes, path: str) -> bool:
         return self._could_match(raw, path)
 
-    def _could_match(
-        self, content: str | bytes, path: str, occurrences: list[tuple[int, str]] | None = None
-    ) -> bool:
+    def _could_match(self, content: str | bytes, path: str, found: Occurrences | None = None) -> bool:
         pattern = self._filter(path)
         if pattern is True:
             return True
@@ -158,21 +165,29 @@ class Checker:
             return True  # an unused noqa comment is a finding even where no rule's trigger word appears
         if pattern is False:
             return False
-        if occurrences is not None and isinstance(content, str):
-            return pattern.could_match_at(content, occurrences)
-        return pattern.could_match(content)
+        return found.in_code if found is not None else pattern.could_match(content)
 
-    def analyze(self, source: SourceFile) -> Analysis:
+    def prescan(self, raw: bytes, path: str) -> Prescan:
+        """The pre-filter on a file's bytes, with what ``analyze`` can reuse when the text is UTF-8."""
+        scan = self._filter(path)
+        found = scan.scan(raw) if isinstance(scan, TriggerPattern) else None
+        return Prescan(self._could_match(raw, path, found), found)
+
+    def analyze(self, source: SourceFile, prescan: Prescan | None = None) -> Analysis:
+        """Check one text; ``prescan``: ``self.prescan`` of its bytes, if taken (spares a scan)."""
         with collector_paused():
-            return self._analyze(source)
+            return self._analyze(source, prescan)
 
-    def _analyze(self, source: SourceFile) -> Analysis:
+    def _analyze(self, source: SourceFile, prescan: Prescan | None) -> Analysis:
         analysis = Analysis(source)
         rules = self.rules_for(source.path)
         scan = self._filter(source.path)
         # A focus only where every rule has trigger words (a rule without them must see all code).
-        occurrences = scan.occurrences(source.text) if isinstance(scan, TriggerPattern) else None
-        if not self.file_settings(source.path).rules or not self._could_match(source.text, source.path, occurrences):
+        found = None
+        if isinstance(scan, TriggerPattern):
+            reusable = prescan is not None and prescan.found is not None and source.encoding in _BYTES_AS_TEXT
+            found = prescan.found if reusable else scan.scan(source.text)  # type: ignore[union-attr]
+        if not self.file_settings(source.path).rules or not self._could_match(source.text, source.path, found):
             return analysis
         try:
             tree = ast.parse(source.text, filename=source.path)
@@ -186,7 +201,7 @@ class Checker:
                 message = f"the parser failed: {exc or type(exc).__name__}"
             analysis.diagnostics.append(self.engine_diagnostic(SYNTAX_ERROR, source.path, message, 1, 1))
             return analysis
-        focus = self._focus(source, rules, occurrences) if occurrences is not None else None
+        focus = Focus(found.lines, self._words(rules), found.present) if found is not None else None
         try:
             resolver = Resolver(tree, focus)
             ctx = Context(source, tree, resolver, target_python_option=self.file_settings(source.path).target_python)
@@ -218,12 +233,8 @@ class Checker:
         analysis.diagnostics.sort(key=Diagnostic.sort_key)
         return analysis
 
-    def _focus(self, source: SourceFile, rules: list[Rule], occurrences: list[tuple[int, str]]) -> Focus:
-        """The lines that spell a trigger word: the resolver need not walk code elsewhere."""
-        starts = source.line_starts
-        lines = sorted({bisect.bisect_right(starts, offset) for offset, _ in occurrences})
-        words = frozenset(word for rule in rules for word in rule.triggers)
-        return Focus(tuple(lines), words, frozenset(word for _, word in occurrences))
+    def _words(self, rules: list[Rule]) -> frozenset[str]:
+        return frozenset(word for rule in rules for word in rule.triggers)
 
     def syntax_error(self, source: SourceFile, exc: SyntaxError) -> Diagnostic:
         line = exc.lineno or 1

@@ -18,7 +18,9 @@ imports keeps every occurrence. Spaces, tabs and form feeds in between are skipp
 
 from __future__ import annotations
 
+import bisect
 import re
+from dataclasses import dataclass
 from typing import AnyStr
 
 # Without a leading `\b`, Python's regex engine finds the literal `import` by a fast search: thirty
@@ -39,27 +41,59 @@ class TriggerPattern:
         # `global x` / `nonlocal x` in a function make its bindings visible elsewhere: the focus
         # must include them, and one scan finds both.
         self._focus = re.compile(rf"\b{_trie(sorted(self.words | SCOPE_KEYWORDS))}\b")
+        self._focus_bytes = re.compile(self._focus.pattern.encode("ascii"))
 
     def could_match(self, content: str | bytes) -> bool:
         if isinstance(content, bytes):
             return _in_code(content, self.bytes, _STAR_IMPORT_BYTES, b"import")
         return _in_code(content, self.text, _STAR_IMPORT, "import")
 
-    def occurrences(self, text: str) -> list[tuple[int, str]]:
-        """Where each trigger word (and `global`/`nonlocal`) occurs: stage 1 only, a superset."""
-        return [(match.start(), match.group()) for match in self._focus.finditer(text)]
-
-    def could_match_at(self, text: str, occurrences: list[tuple[int, str]]) -> bool:
-        """``could_match`` for a text whose ``occurrences`` are already known (one scan, not two)."""
-        found = [offset for offset, word in occurrences if word in self.words]
-        if not found:
-            return False
-        if _star_import(text, _STAR_IMPORT):
-            return True
-        return any(_reference_position(text, offset, "import") for offset in found)
+    def scan(self, content: str | bytes) -> Occurrences:
+        """Both stages and the focus lines in one pass over the text (or its bytes, when it is
+        UTF-8: ASCII word boundaries there find a superset of the text's words, so the answer may
+        only grow)."""
+        if isinstance(content, bytes):
+            matches = [(match.start(), match.group().decode("ascii")) for match in self._focus_bytes.finditer(content)]
+            star, keyword, newline, carriage = _STAR_IMPORT_BYTES, b"import", b"\n", b"\r"
+        else:
+            matches = [(match.start(), match.group()) for match in self._focus.finditer(content)]
+            star, keyword, newline, carriage = _STAR_IMPORT, "import", "\n", "\r"  # type: ignore[assignment]
+        words = [(offset, word) for offset, word in matches if word in self.words]
+        in_code = bool(words) and (
+            _star_import(content, star)  # type: ignore[arg-type]
+            or any(_reference_position(content, offset, keyword) for offset, _ in words)
+        )
+        lines = _line_numbers(content, [offset for offset, _ in matches], newline, carriage)
+        return Occurrences(lines, frozenset(word for _, word in words), in_code)
 
 
 SCOPE_KEYWORDS = frozenset({"global", "nonlocal"})
+
+
+@dataclass(frozen=True)
+class Occurrences:
+    """What one scan of a file found: the lines that spell a trigger word or `global`/`nonlocal`
+    (stage 1: a superset, for the focus), the trigger words present, and stage 2's answer."""
+
+    lines: tuple[int, ...]  # 1-based, sorted, distinct
+    present: frozenset[str]
+    in_code: bool
+
+
+def _line_numbers(content: AnyStr, offsets: list[int], newline: AnyStr, carriage: AnyStr) -> tuple[int, ...]:
+    """The lines of ``offsets`` (ascending), as Python counts them (`\\r\\n`, `\\r` or `\\n` ends one)."""
+    if carriage in content:
+        breaks = rb"\r\n|\r|\n" if isinstance(content, bytes) else r"\r\n|\r|\n"
+        ends = [match.end() for match in re.finditer(breaks, content)]
+        return tuple(sorted({bisect.bisect_right(ends, offset) + 1 for offset in offsets}))
+    lines: list[int] = []
+    line, last = 1, 0
+    for offset in offsets:
+        line += content.count(newline, last, offset)
+        last = offset
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return tuple(lines)
 
 
 def _trie(words: list[str]) -> str:

@@ -77,10 +77,13 @@ def versions_admitted(spec: str) -> frozenset[Version]:
     return frozenset(v for v in _KNOWN_MINORS if all(_admits(c, v) for c in clauses))
 
 
+_PYPROJECT = "pyproject.toml"
+
+
 @lru_cache(maxsize=256)
 def _requires_python_near(directory: Path) -> tuple[str, Path] | None:
     """Cached per directory; each directory asks its parent (one look per folder in a tree)."""
-    pyproject = directory / "pyproject.toml"
+    pyproject = directory / _PYPROJECT
     if os.path.isfile(pyproject):
         spec = _read_requires_python(pyproject)
         # The nearest pyproject decides, even without requires-python.
@@ -132,6 +135,11 @@ def _running(major: int, minor: int) -> PythonTarget:
 @lru_cache(maxsize=4096)
 def _declared_in(directory: str) -> PythonTarget | None:
     """What the nearest pyproject.toml declares (per directory: its files share it)."""
+    parent = os.path.dirname(directory)
+    own = os.path.join(directory, _PYPROJECT)
+    if parent != directory and not os.path.islink(directory) and not os.path.isfile(own):
+        # Its parent's answer: two system calls here, where `realpath` makes one per path component.
+        return _declared_in(parent)
     found = _requires_python_near(Path(os.path.realpath(directory)))
     if found is None:
         return None

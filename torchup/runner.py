@@ -91,18 +91,18 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
     found: list[Target] = []
     sizes: dict[str, int] = {}
     for target in discovery.targets(paths):
-        key, size = _identity(target.path)
+        key, info = _identity(target.path)
         if key in seen:  # named twice, or inside a directory also named
             continue
         seen.add(key)
-        sizes[target.path] = size
+        sizes[target.path] = info.st_size if info is not None else 0
         if isinstance(target, Missing):
             result.files_failed += 1
             message = f"cannot read {target.path}: {target.reason}; {_READ_ADVICE}"
             result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, target.path, message))
             continue
         found.append(target)
-        if not _from_cache(target, checker, options, result):
+        if not _from_cache(target, info, checker, options, result):
             pending.append(target)
     if options.fix and not options.diff:
         remove_stale_temporaries(found)
@@ -160,20 +160,22 @@ def _scan_for_words(pending: list[Target], checker: Checker) -> frozenset[str]:
     return frozenset(misses)
 
 
-def _identity(path: str) -> tuple[object, int]:
-    """The same file reached by two paths (symlinks included) has one identity; and its size."""
+def _identity(path: str) -> tuple[object, os.stat_result | None]:
+    """The same file reached by two paths (symlinks included) has one identity; and its status."""
     try:
         info = os.stat(path)
-        return (info.st_dev, info.st_ino), info.st_size
+        return (info.st_dev, info.st_ino), info
     except OSError:
-        return os.path.abspath(path), 0
+        return os.path.abspath(path), None
 
 
-def _from_cache(target: Target, checker: Checker, options: RunOptions, result: RunResult) -> bool:
+def _from_cache(
+    target: Target, info: os.stat_result | None, checker: Checker, options: RunOptions, result: RunResult
+) -> bool:
     """Use the cached findings of an unchanged file (when fixing: only if none is fixable)."""
-    if options.cache is None or is_notebook(target.path):
+    if options.cache is None or info is None or is_notebook(target.path):
         return False
-    cached = options.cache.lookup(target.path, checker.fingerprint(target.path))
+    cached = options.cache.lookup(target.path, checker.fingerprint(target.path), info)
     if cached is None or (options.fix and any(is_applicable(d, options.unsafe_fixes) for d in cached)):
         return False
     for diagnostic in cached:
@@ -290,8 +292,8 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
     if is_notebook(path):
         _process_notebook(path, raw, checker, options, result)
         return
-    no_word = path in options.word_misses or not checker.could_match_bytes(raw, path)
-    if no_word and wide_encoding(raw) is None:
+    prescan = None if path in options.word_misses else checker.prescan(raw, path)
+    if (prescan is None or not prescan.could_match) and wide_encoding(raw) is None:
         return  # no trigger word: nothing this run can find (in UTF-16 bytes the words cannot be seen)
     try:
         source = SourceFile.from_bytes(path, raw)
@@ -300,7 +302,7 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
         return
     if not options.fix:
         with collector_paused():  # the tree dies here, before the collector could traverse it
-            diagnostics = checker.analyze(source).diagnostics
+            diagnostics = checker.analyze(source, prescan).diagnostics
         result.diagnostics.extend(diagnostics)
         if diagnostics:  # the report quotes their lines; other texts would only cost memory
             result.sources[path] = source
