@@ -76,6 +76,12 @@ def test_a_virtual_environment_with_any_name_is_skipped(capsys, tmp_path):
     assert checked(capsys, tmp_path, str(tmp_path)) == ["main.py"]
 
 
+def test_a_virtual_environment_named_on_the_command_line_is_walked(capsys, tmp_path):
+    make_tree(tmp_path, "env/tool.py", "env/lib/site/mod.py", "env/lib/inner/pyvenv.cfg", "env/lib/inner/skip.py")
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    assert checked(capsys, tmp_path, str(tmp_path / "env")) == ["env/lib/site/mod.py", "env/tool.py"]
+
+
 def test_a_directory_without_pyvenv_cfg_is_walked(capsys, tmp_path):
     make_tree(tmp_path, "my-env/mod.py")
     assert checked(capsys, tmp_path, str(tmp_path)) == ["my-env/mod.py"]

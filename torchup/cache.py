@@ -80,8 +80,7 @@ class Cache:
     def lookup(self, path: str, settings: str, stat: os.stat_result | None = None) -> list[Diagnostic] | None:
         """The cached findings of ``path`` if its content and settings are unchanged, else None
         (``stat``: its status, when the caller has just taken it)."""
-        key = os.path.abspath(path)
-        entry = self.entries.get(key)
+        entry = self.entries.get(_absolute(path))
         if not isinstance(entry, dict) or entry.get("settings") != settings:
             return None
         try:
@@ -99,7 +98,7 @@ class Cache:
             return None  # never trust an entry we cannot fully read
 
     def store(self, path: str, state: FileState, settings: str, diagnostics: list[Diagnostic]) -> None:
-        self.entries[os.path.abspath(path)] = {
+        self.entries[_absolute(path)] = {
             "size": state.size,
             "mtime_ns": state.mtime_ns,
             "digest": state.digest,
@@ -124,6 +123,15 @@ class Cache:
             os.replace(temporary, self.file)
         except OSError as exc:  # a read-only checkout: run without a cache
             sys.stderr.write(f"torchup: warning: cannot write the cache in {self.directory} ({exc.strerror})\n")
+
+
+def _absolute(path: str) -> str:
+    """``os.path.abspath``, without its cost for a path that is absolute and plain already
+    (discovery makes such paths from an absolute root: the common case, checked per file)."""
+    if os.sep == "/" and path.startswith("/") and "//" not in path and "/./" not in path and "/../" not in path \
+            and not path.endswith(("/.", "/..")):
+        return path
+    return os.path.abspath(path)
 
 
 def _encode(diagnostic: Diagnostic) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import gc
+import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -77,6 +78,7 @@ class Checker:
         self.settings_for = settings_for
         self._codes: dict[int, tuple[tuple[Rule, ...], frozenset[str]]] = {}
         self._fingerprints: dict[tuple[int, frozenset[tuple[int, int]]], tuple[FileSettings, str]] = {}
+        self._fingerprint_in: dict[tuple[int, str], tuple[FileSettings, str]] = {}  # by (settings, directory)
         self._rules_for: dict[_RulesKey, tuple[tuple[Rule, ...], list[Rule]]] = {}
         self._patterns: dict[tuple[str, ...], TriggerPattern | None] = {}
 
@@ -88,6 +90,10 @@ class Checker:
     def fingerprint(self, path: str) -> str:
         """Everything about the settings that decides this file's findings (the cache key's half)."""
         settings = self.file_settings(path)
+        directory = os.path.dirname(path)  # (its files share a target Python: one lookup per directory)
+        known = self._fingerprint_in.get((id(settings), directory))
+        if known is not None and known[0] is settings:
+            return known[1]
         target = resolve_target(settings.target_python, path)
         key = (id(settings), target.versions)
         cached = self._fingerprints.get(key)
@@ -96,6 +102,7 @@ class Checker:
             versions = ",".join(f"{a}.{b}" for a, b in sorted(target.versions))
             text = f"{codes}|{versions}|{settings.target_version}|{int(self.prefilter)}"
             cached = self._fingerprints[key] = (settings, text)
+        self._fingerprint_in[(id(settings), directory)] = cached
         return cached[1]
 
     def reports(self, code: str, path: str) -> bool:

@@ -220,8 +220,16 @@ class Discovery:
                 entries = sorted(os.scandir(directory), key=lambda e: e.name)
             except OSError:
                 continue
+            if directory is not root and any(e.name == "pyvenv.cfg" and os.path.exists(e.path) for e in entries):
+                continue  # a virtual environment: its packages are not the project's code
             subdirectories = []
             for entry in entries:
+                if not entry.name.endswith(self.suffixes):
+                    try:  # most entries of a package are other files (torch ships ten thousand headers)
+                        if not entry.is_dir(follow_symlinks=False) and not (self.follow_links and entry.is_symlink()):
+                            continue  # neither a source file nor a directory to walk, nor a link to one
+                    except OSError:
+                        continue
                 if self.excluded(entry.path):
                     continue
                 try:
@@ -241,8 +249,7 @@ class Discovery:
                 if ignores and self._ignored(Path(entry.path), is_dir, ignores):
                     continue
                 if is_dir:
-                    if not os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):  # a virtual environment
-                        subdirectories.append((Path(entry.path), ignores, inside))
+                    subdirectories.append((Path(entry.path), ignores, inside))
                 elif is_file and entry.name.endswith(self.suffixes):
                     yield Target(entry.path, explicit=False)
             stack.extend(reversed(subdirectories))
