@@ -108,7 +108,42 @@ def test_runs_with_and_without_grep_find_the_same(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(runner, "SCAN_MIN_FILES", 1)
     used = []
     real = fastscan.files_with_words
-    monkeypatch.setattr(fastscan, "files_with_words", lambda paths, words: used.append(len(paths)) or real(paths, words))
+    monkeypatch.setattr(
+        fastscan, "files_with_words", lambda paths, words, **options: used.append(len(paths)) or real(paths, words, **options)
+    )
     with_grep = findings()
     monkeypatch.setattr(runner, "SCAN_MIN_FILES", 10**9)
     assert used and with_grep == findings()
+
+
+@needs_grep
+def test_a_line_starting_like_a_wide_byte_order_mark_is_a_hit_when_asked(tmp_path: Path) -> None:
+    """Such files are read in full (which reports them), so that a file grep misses needs no
+    glance: its status from discovery is enough."""
+    files = {
+        "utf-16-le.py": "x = 1\n".encode("utf-16-le").join([b"\xff\xfe", b""]),
+        "utf-16-be.py": "x = 1\n".encode("utf-16"),
+        "utf-32-be.py": b"\x00\x00\xfe\xff" + "x = 1\n".encode("utf-32-be"),
+        "utf-32-le.py": b"\xff\xfe\x00\x00" + "x = 1\n".encode("utf-32-le"),
+        "plain.py": b"x = 1\n",
+        "word.py": b"torch.qr(a)\n",
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    paths = sorted(str(tmp_path / name) for name in files)
+    hits = fastscan.files_with_words(paths, WORDS, or_wide_start=True)
+    assert hits is not None and {Path(p).name for p in hits} == set(files) - {"plain.py"}
+    assert {Path(p).name for p in fastscan.files_with_words(paths, WORDS) or ()} == {"word.py"}
+
+
+@needs_grep
+def test_a_wide_file_among_many_is_reported_and_a_fifo_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "SCAN_MIN_FILES", 1)
+    (tmp_path / "wide.py").write_bytes("import torch\n".encode("utf-16"))
+    (tmp_path / "plain.py").write_bytes(b"x = 1\n")
+    os.mkfifo(tmp_path / "pipe.py")
+    checker = Checker(select_rules(all_rules(), ["TU1"]))
+    found = runner.run([str(tmp_path / "wide.py"), str(tmp_path / "plain.py"), str(tmp_path / "pipe.py")],
+                       checker, Discovery(), runner.RunOptions())
+    assert sorted((Path(d.path).name, d.code) for d in found.diagnostics) == [("pipe.py", "TU000"), ("wide.py", "TU001")]
+    assert found.files_checked == 2 and found.files_failed == 1

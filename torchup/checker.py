@@ -79,6 +79,7 @@ class Checker:
         self._codes: dict[int, tuple[tuple[Rule, ...], frozenset[str]]] = {}
         self._fingerprints: dict[tuple[int, frozenset[tuple[int, int]]], tuple[FileSettings, str]] = {}
         self._fingerprint_in: dict[tuple[int, str], tuple[FileSettings, str]] = {}  # by (settings, directory)
+        self._filter_in: dict[tuple[int, str], tuple[FileSettings, TriggerPattern | bool]] = {}
         self._rules_for: dict[_RulesKey, tuple[tuple[Rule, ...], list[Rule]]] = {}
         self._patterns: dict[tuple[str, ...], TriggerPattern | None] = {}
 
@@ -142,14 +143,23 @@ class Checker:
         says: no pre-filter, only the engine's checks, or a rule without trigger words), or False
         (no rule can fire on it)."""
         settings = self.file_settings(path)
+        key = (id(settings), os.path.dirname(path))  # (it depends on the directory's target Python)
+        known = self._filter_in.get(key)
+        if known is not None and known[0] is settings:
+            return known[1]
+        found: TriggerPattern | bool
         if not self.prefilter or all(rule.engine_emitted for rule in settings.rules):
-            return True
-        rules = self.rules_for(path)
-        if not rules:
-            return False
-        if any(not rule.triggers for rule in rules):
-            return True
-        return self._pattern(rules) or True
+            found = True
+        else:
+            rules = self.rules_for(path)
+            if not rules:
+                found = False
+            elif any(not rule.triggers for rule in rules):
+                found = True
+            else:
+                found = self._pattern(rules) or True
+        self._filter_in[key] = (settings, found)
+        return found
 
     def scan_pattern(self, path: str) -> TriggerPattern | None:
         """The words stage 1 of the pre-filter looks for in this file, when finding none of them

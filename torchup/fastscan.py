@@ -18,6 +18,11 @@ import subprocess
 from collections.abc import Iterable, Sequence
 
 _BATCH_BYTES = 96 * 1024  # command-line bytes per grep call: far below any ARG_MAX
+# A line that starts like a UTF-16 or UTF-32 byte-order mark (FF FE, FE FF, 00 00 FE FF). In such
+# a file the words cannot be seen byte by byte, so with ``or_wide_start`` it counts as a hit and
+# is read in full (which reports it). GNU grep's `.` matches a NUL byte; a grep whose `.` does
+# not would miss only the UTF-32 big-endian mark.
+_WIDE_START = b"^(\xff\xfe|\xfe\xff|..\xfe\xff)"
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 
 
@@ -29,8 +34,9 @@ def pattern_for(words: Iterable[str]) -> str | None:
     return f"(^|[^A-Za-z0-9_])({'|'.join(words)})([^A-Za-z0-9_]|$)"
 
 
-def files_with_words(paths: Sequence[str], words: Iterable[str]) -> set[str] | None:
-    """The subset of ``paths`` that contain one of ``words`` as a whole word, or None when grep
+def files_with_words(paths: Sequence[str], words: Iterable[str], or_wide_start: bool = False) -> set[str] | None:
+    """The subset of ``paths`` that contain one of ``words`` as a whole word (or, with
+    ``or_wide_start``, a line that starts like a UTF-16/32 byte-order mark), or None when grep
     cannot answer for every file (then scan in Python)."""
     expression = pattern_for(words)
     grep = shutil.which("grep")
@@ -40,7 +46,10 @@ def files_with_words(paths: Sequence[str], words: Iterable[str]) -> set[str] | N
     batches = list(_batches(paths, max(1, min(os.cpu_count() or 1, 8))))
     # -a: binary files are text too; -D skip: never open a FIFO or device (it could block);
     # -s: errors show in the exit status alone; --null: any byte may occur in a file name.
-    options = [grep, "-l", "-a", "-s", "-E", "-D", "skip", "--null", "-e", expression, "--"]
+    options: list[str | bytes] = [grep, "-l", "-a", "-s", "-E", "-D", "skip", "--null", "-e", expression]
+    if or_wide_start:
+        options += ["-e", _WIDE_START]
+    options.append("--")
     environment = {**os.environ, "LC_ALL": "C"}
     try:  # the batches run side by side, one per core
         running = [

@@ -90,12 +90,14 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
     pending: list[Target] = []
     found: list[Target] = []
     sizes: dict[str, int] = {}
+    statuses: dict[str, os.stat_result | None] = {}
     for target in discovery.targets(paths):
         key, info = _identity(target.path)
         if key in seen:  # named twice, or inside a directory also named
             continue
         seen.add(key)
         sizes[target.path] = info.st_size if info is not None else 0
+        statuses[target.path] = info
         if isinstance(target, Missing):
             result.files_failed += 1
             message = f"cannot read {target.path}: {target.reason}; {_READ_ADVICE}"
@@ -119,8 +121,8 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
 
     glances: list[Target] = []
     if options.cache is None and not options.record_states and options.word_misses:
-        # Nothing to hash for a cache: a file grep found no trigger word in only needs to be a
-        # readable source file. That takes a glance here (while the workers parse), not a worker.
+        # Nothing to hash for a cache: a file grep found no trigger word in (nor a wide byte-order
+        # mark) only needs to be a readable source file. Its status from discovery says so here.
         glances = [t for t in pending if t.path in options.word_misses]
         pending = [t for t in pending if t.path not in options.word_misses]
     if options.jobs > 1:  # largest first: a big file started last would leave one worker busy alone
@@ -128,7 +130,7 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
 
     def glance_all() -> None:
         for target in glances:
-            merge(_glance(target, checker, options))
+            merge(_glance(target, statuses.get(target.path), checker, options))
 
     for partial in _process_all(pending, checker, options, meanwhile=glance_all):
         merge(partial)
@@ -154,7 +156,7 @@ def _scan_for_words(pending: list[Target], checker: Checker) -> frozenset[str]:
             groups.setdefault(id(pattern), (pattern, []))[1].append(target.path)
     misses: set[str] = set()
     for pattern, paths in groups.values():
-        hits = files_with_words(paths, pattern.words) if len(paths) >= SCAN_MIN_FILES else None
+        hits = files_with_words(paths, pattern.words, or_wide_start=True) if len(paths) >= SCAN_MIN_FILES else None
         if hits is not None:
             misses.update(path for path in paths if path not in hits)
     return frozenset(misses)
@@ -231,14 +233,11 @@ def _worker(target: Target) -> RunResult:
     return _process_one(target, *_WORK)
 
 
-def _glance(target: Target, checker: Checker, options: RunOptions) -> RunResult:
-    """A file without a trigger word (grep says): checked once it proves a readable source file in
-    an encoding the words would show in; anything else takes the full path, which reports it."""
-    try:
-        head = _read(target.path, head=4)
-    except (NotASourceFile, OSError):
-        return _process_one(target, checker, options)
-    if wide_encoding(head) is not None:
+def _glance(target: Target, info: os.stat_result | None, checker: Checker, options: RunOptions) -> RunResult:
+    """A file without a trigger word or a wide byte-order mark (grep read it all and says so):
+    checked, if it is a regular file of a size torchup reads; anything else takes the full path,
+    which reports it."""
+    if info is None or not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
         return _process_one(target, checker, options)
     return RunResult(files_checked=1)
 
