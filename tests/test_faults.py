@@ -299,14 +299,16 @@ def test_a_notebook_changed_between_read_and_write_is_not_overwritten(capsys, mo
     cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
             "source": ["import torch\n", "Q, R = torch.qr(A)"]}
     notebook.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
-    real = runner.process_notebook
+    import torchup.notebook
+
+    real = torchup.notebook.process
 
     def process_then_change(*args, **kwargs):
         outcome = real(*args, **kwargs)
         edit_appending(notebook)
         return outcome
 
-    monkeypatch.setattr(runner, "process_notebook", process_then_change)
+    monkeypatch.setattr(torchup.notebook, "process", process_then_change)  # (the runner imports it when needed)
     edited_before = notebook.read_bytes() + b"print('edited meanwhile')\n"
     code = main(["fix", "--no-cache", "--jobs", "1", "--output-format", "concise", str(notebook)])
     out, _ = capsys.readouterr()

@@ -9,11 +9,9 @@ version never match. A cache file that cannot be read is ignored with a warning,
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
@@ -28,6 +26,8 @@ _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache dire
 
 
 def digest(raw: bytes) -> str:
+    import hashlib  # (here: a warm run with nothing changed never hashes)
+
     return hashlib.blake2b(raw, digest_size=16).hexdigest()
 
 
@@ -117,6 +117,8 @@ class Cache:
                 tag.write_text(_TAG, encoding="utf-8")
                 (self.directory / ".gitignore").write_text("# Created by torchup\n*\n", encoding="utf-8")
             document = json.dumps({"format": _FORMAT, "version": __version__, "files": self.entries})
+            import tempfile  # (here: a run that changed nothing writes nothing)
+
             fd, temporary = tempfile.mkstemp(prefix=".findings-", suffix=".tmp", dir=self.file.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(document)

@@ -13,8 +13,6 @@ from torchup.config import ConfigError, Settings
 from torchup.discovery import DEFAULT_EXCLUDE, Discovery
 from torchup.fixer import fix_source
 from torchup.formats import render, render_fixes, render_statistics
-from torchup.notebook import is_notebook
-from torchup.notebook import process as process_notebook
 from torchup.output import Style, use_colour, write_report
 from torchup.progress import Progress
 from torchup.python_target import parse_version
@@ -22,7 +20,7 @@ from torchup.rules import all_rules, rule_by_code
 from torchup.runner import RunOptions, RunResult, run
 from torchup.selection import split_codes
 from torchup.settings import SettingsProvider
-from torchup.source import DecodeError, SourceFile
+from torchup.source import DecodeError, SourceFile, is_notebook
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -154,6 +152,8 @@ def _run_stdin_notebook(
     args: argparse.Namespace, checker: Checker, settings: Settings, name: str, raw: bytes, *, fix: bool
 ) -> int:
     """A notebook on stdin (``--stdin-filename x.ipynb``): its code cells, as for a notebook file."""
+    from torchup.notebook import process as process_notebook
+
     outcome = process_notebook(checker, name, raw, fix=fix, unsafe=settings.unsafe_fixes)
     sources = {name: outcome.source}.get if outcome.source is not None else (lambda _: None)
     if fix:

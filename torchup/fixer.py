@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import warnings
 from dataclasses import dataclass, field
 
@@ -151,6 +150,8 @@ def write_atomic(path: str, data: bytes, expected: bytes) -> None:
             raise ChangedOnDisk(path)
     mode = os.stat(path).st_mode
     directory = os.path.dirname(os.path.abspath(path))
+    import tempfile  # (here: a check run never writes, and start-up stays short)
+
     fd, temporary = tempfile.mkstemp(prefix=".torchup-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:

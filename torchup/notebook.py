@@ -56,9 +56,7 @@ from functools import cached_property
 from torchup.checker import SYNTAX_ERROR, Checker
 from torchup.diagnostics import Diagnostic
 from torchup.fixer import fix_source
-from torchup.source import DecodeError, SourceFile
-
-NOTEBOOK_SUFFIX = ".ipynb"
+from torchup.source import NOTEBOOK_SUFFIX, DecodeError, SourceFile, is_notebook  # noqa: F401 (kept here: the notebook API)
 
 # Cell magics whose body IPython runs as Python: the body is checked and fixed.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
@@ -73,10 +71,6 @@ _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _ESCAPE_FOR_PREFILTER = re.compile(rb"\\[nrtbf]")
 _DECODER = json.JSONDecoder()
-
-
-def is_notebook(path: str) -> bool:
-    return path.lower().endswith(NOTEBOOK_SUFFIX)
 
 
 def prefilter_bytes(raw: bytes) -> bytes:

@@ -18,10 +18,8 @@ from torchup.checker import IO_ERROR, Checker, collector_paused
 from torchup.diagnostics import Diagnostic
 from torchup.discovery import Discovery, Missing, Target
 from torchup.fixer import ChangedOnDisk, fix_source, is_applicable, write_atomic
-from torchup.notebook import is_notebook, prefilter_bytes
-from torchup.notebook import process as process_notebook
 from torchup.prefilter import TriggerPattern
-from torchup.source import DecodeError, SourceFile, wide_encoding
+from torchup.source import DecodeError, SourceFile, is_notebook, wide_encoding
 
 _READ_ADVICE = "check the path and its permissions"
 
@@ -331,6 +329,9 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
 
 def _process_notebook(path: str, raw: bytes, checker: Checker, options: RunOptions, result: RunResult) -> None:
     """A Jupyter notebook: its code cells are checked and fixed together (see torchup.notebook)."""
+    from torchup.notebook import prefilter_bytes
+    from torchup.notebook import process as process_notebook
+
     if not checker.could_match_bytes(prefilter_bytes(raw), path):
         return  # no trigger word anywhere in the file
     outcome = process_notebook(checker, path, raw, fix=options.fix, unsafe=options.unsafe_fixes)

@@ -17,6 +17,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+NOTEBOOK_SUFFIX = ".ipynb"
+
+
+def is_notebook(path: str) -> bool:
+    """A Jupyter notebook (checked through ``torchup.notebook``, imported only when one is met)."""
+    return path.lower().endswith(NOTEBOOK_SUFFIX)
 
 
 class DecodeError(Exception):
