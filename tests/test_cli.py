@@ -361,6 +361,18 @@ def test_fix_diff_prints_a_unified_diff_and_writes_nothing(capsys, tmp_path, mon
     assert "Traceback" not in err
 
 
+def test_fix_diff_lists_files_by_path_whatever_order_the_workers_finish(capsys, tmp_path, monkeypatch):
+    # The largest files go to the workers first and finish last: arrival order is not path order.
+    names = [f"m{i:02d}.py" for i in range(24)]
+    for index, name in enumerate(names):
+        write(tmp_path / name, QR_FILE + "x = 1\n" * (index * 400))
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = cli(capsys, "fix", "--diff", "--no-cache", "--jobs", "2", ".")
+    assert code == 1
+    listed = [line[4:].strip() for line in out.splitlines() if line.startswith("--- ")]
+    assert [Path(p).name for p in listed] == names
+
+
 def test_check_diff_implies_fix_mode(capsys, tmp_path, monkeypatch):
     write(tmp_path / "a.py", QR_FILE)
     monkeypatch.chdir(tmp_path)

@@ -135,6 +135,7 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
     if options.cache is not None:
         _store(options.cache, checker, result)
     result.diagnostics.sort(key=_order)
+    result.diffs.sort()  # by path (each starts `--- path`), not in the order the workers finished
     return result
 
 
