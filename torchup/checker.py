@@ -286,7 +286,7 @@ class Checker:
 def collector_paused() -> Iterator[None]:
     """Pause Python's cycle collector while one file is parsed and analysed. A syntax tree is
     hundreds of thousands of objects in no cycle, yet the collector traverses it again and again as
-    it grows (a fifth of the time on torch's sources). The analysis makes no cycles that hold the
+    it grows (a tenth of the time on torch's sources). The analysis makes no cycles that hold the
     tree (see ``resolver.Binding``), so the tree is freed as soon as the caller drops it; a caller
     that drops it within its own pause spares the collector even one traversal."""
     if not gc.isenabled():

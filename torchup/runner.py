@@ -87,14 +87,12 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
     seen: set[object] = set()
     pending: list[Target] = []
     found: list[Target] = []
-    sizes: dict[str, int] = {}
     statuses: dict[str, os.stat_result | None] = {}
     for target in discovery.targets(paths):
         key, info = _identity(target.path)
         if key in seen:  # named twice, or inside a directory also named
             continue
         seen.add(key)
-        sizes[target.path] = info.st_size if info is not None else 0
         statuses[target.path] = info
         if isinstance(target, Missing):
             result.files_failed += 1
@@ -117,20 +115,20 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
         if options.progress is not None:
             options.progress(done, total)
 
-    glances: list[Target] = []
+    settled: list[Target] = []
     if options.cache is None and not options.record_states and options.word_misses:
         # Nothing to hash for a cache: a file grep found no trigger word in (nor a wide byte-order
         # mark) only needs to be a readable source file. Its status from discovery says so here.
-        glances = [t for t in pending if t.path in options.word_misses]
+        settled = [t for t in pending if t.path in options.word_misses]
         pending = [t for t in pending if t.path not in options.word_misses]
     if options.jobs > 1:  # largest first: a big file started last would leave one worker busy alone
-        pending.sort(key=lambda target: -sizes.get(target.path, 0))
+        pending.sort(key=lambda target: -_size(statuses.get(target.path)))
 
-    def glance_all() -> None:
-        for target in glances:
-            merge(_glance(target, statuses.get(target.path), checker, options))
+    def settle_all() -> None:
+        for target in settled:
+            merge(_without_words(target, statuses.get(target.path), checker, options))
 
-    for partial in _process_all(pending, checker, options, meanwhile=glance_all):
+    for partial in _process_all(pending, checker, options, meanwhile=settle_all):
         merge(partial)
     if options.cache is not None:
         _store(options.cache, checker, result)
@@ -232,7 +230,11 @@ def _worker(target: Target) -> RunResult:
     return _process_one(target, *_WORK)
 
 
-def _glance(target: Target, info: os.stat_result | None, checker: Checker, options: RunOptions) -> RunResult:
+def _size(info: os.stat_result | None) -> int:
+    return info.st_size if info is not None else 0
+
+
+def _without_words(target: Target, info: os.stat_result | None, checker: Checker, options: RunOptions) -> RunResult:
     """A file without a trigger word or a wide byte-order mark (grep read it all and says so):
     checked, if it is a regular file of a size torchup reads; anything else takes the full path,
     which reports it."""
