@@ -15,11 +15,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10
-    import tomli as tomllib
-
 OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "junit")
 KNOWN_RELEASES = ("2.14", "2.15")
 
@@ -118,6 +113,11 @@ def _parse(table: dict[str, Any], path: Path) -> dict[str, Any]:
 
 def read_table(path: Path) -> dict[str, Any] | None:
     """The torchup table of a config file (None: a pyproject.toml without [tool.torchup])."""
+    # Imported here: a run without a configuration file (or one cached warm) never parses TOML.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10
+        import tomli as tomllib
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
