@@ -53,6 +53,25 @@ def test_nearest_config_wins(project: Path, capsys: pytest.CaptureFixture[str]) 
     ]
 
 
+def test_a_deep_tree_and_a_symbolic_link_find_the_right_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    real = tmp_path / "real"
+    deep = real / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    (deep / "m.py").write_text(QR)
+    (real / "torchup.toml").write_text('select = ["TU103"]\n')  # found from four levels down
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "torchup.toml").write_text('select = ["TU101"]\n')
+    (elsewhere / "link").symlink_to(real / "a")  # a file reached through it takes its real project's config
+    (elsewhere / "own.py").write_text(QR)
+    for named in (deep, elsewhere / "link" / "b" / "c" / "m.py", elsewhere / "link"):
+        _, out, _ = run(capsys, "check", "--output-format", "concise", "--follow-links", str(named), str(elsewhere / "own.py"))
+        found = sorted((Path(line.split(":")[0]).name, line.split()[1]) for line in out.splitlines() if ": TU" in line)
+        assert found == [("m.py", "TU103"), ("own.py", "TU101")], named
+
+
 def test_pyproject_without_a_torchup_table_is_passed_over(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "torchup.toml").write_text('ignore = ["TU103"]\n')
     (project / "pkg" / "pyproject.toml").write_text('[project]\nname = "inner"\n')

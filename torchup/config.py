@@ -136,11 +136,14 @@ def load(path: Path) -> Settings:
     return Settings(**_parse(table or {}, path), config_file=str(path))
 
 
+CONFIG_FILE_NAMES = ("torchup.toml", "pyproject.toml")  # in this order, in each directory
+
+
 @lru_cache(maxsize=1024)
 def nearest_config(directory: Path) -> Path | None:
     """The closest torchup.toml, or pyproject.toml with [tool.torchup], at or above ``directory``.
     Cached per directory, and each directory asks its parent: a tree costs one look per folder."""
-    for name in ("torchup.toml", "pyproject.toml"):
+    for name in CONFIG_FILE_NAMES:
         path = directory / name
         if os.path.isfile(path) and (name == "torchup.toml" or read_table(path) is not None):
             return path

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from torchup.checker import FileSettings
-from torchup.config import ConfigError, Settings, load, nearest_config, with_overrides
+from torchup.config import CONFIG_FILE_NAMES, ConfigError, Settings, load, nearest_config, with_overrides
 from torchup.python_target import forget_files
 from torchup.rule import Rule
 from torchup.rules import all_rules
@@ -26,6 +26,7 @@ class SettingsProvider:
     _by_file: dict[str | None, tuple[Settings, list[Rule]]] = field(default_factory=dict)
     _nearest_by_directory: dict[str, Path | None] = field(default_factory=dict)
     _file_settings: dict[tuple[int, tuple[str, ...]], FileSettings] = field(default_factory=dict)
+    _by_path: dict[str, FileSettings] = field(default_factory=dict)  # a run asks for each file several times
 
     def __post_init__(self) -> None:
         # Configuration files may have changed since an earlier run in this process.
@@ -44,9 +45,18 @@ class SettingsProvider:
         return self._nearest(directory)
 
     def _nearest(self, directory: str) -> Path | None:
-        """Per directory (files share them): realpath never raises, even on a symlink loop."""
+        """Per directory (files share them). One that is no symbolic link and holds no configuration
+        file has its parent's answer: two or three system calls, where `realpath` makes one per path
+        component. Otherwise the real path decides (realpath never raises, even on a symlink loop)."""
         if directory not in self._nearest_by_directory:
-            self._nearest_by_directory[directory] = nearest_config(Path(os.path.realpath(directory)))
+            parent = os.path.dirname(directory)
+            if parent != directory and not os.path.islink(directory) and not any(
+                os.path.isfile(os.path.join(directory, name)) for name in CONFIG_FILE_NAMES
+            ):
+                found = self._nearest(parent)
+            else:
+                found = nearest_config(Path(os.path.realpath(directory)))
+            self._nearest_by_directory[directory] = found
         return self._nearest_by_directory[directory]
 
     def _resolved(self, path: str) -> tuple[Settings, list[Rule]]:
@@ -66,6 +76,12 @@ class SettingsProvider:
         return self._by_file[key]
 
     def __call__(self, path: str) -> FileSettings:
+        known = self._by_path.get(path)
+        if known is None:
+            known = self._by_path[path] = self._for_file(path)
+        return known
+
+    def _for_file(self, path: str) -> FileSettings:
         settings, rules = self._resolved(path)
         ignored = _ignored_codes(settings, path)
         key = (id(settings), ignored)  # one object per distinct outcome: callers may memoise on it
