@@ -36,12 +36,12 @@ class SettingsProvider:
     def settings(self, path: str) -> Settings:
         return self._resolved(path)[0]
 
-    def _config_path(self, path: str) -> Path | None:
+    def _config_path(self, path: str, is_file: bool = False) -> Path | None:
         if self.isolated:
             return None
         if self.config is not None:
             return Path(self.config)
-        directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        directory = path if not is_file and os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
         return self._nearest(directory)
 
     def _nearest(self, directory: str) -> Path | None:
@@ -59,8 +59,8 @@ class SettingsProvider:
             self._nearest_by_directory[directory] = found
         return self._nearest_by_directory[directory]
 
-    def _resolved(self, path: str) -> tuple[Settings, list[Rule]]:
-        config_path = self._config_path(path)
+    def _resolved(self, path: str, is_file: bool = False) -> tuple[Settings, list[Rule]]:
+        config_path = self._config_path(path, is_file)
         key = str(config_path) if config_path else None
         if key not in self._by_file:
             base = load(config_path) if config_path else Settings()
@@ -82,7 +82,7 @@ class SettingsProvider:
         return known
 
     def _for_file(self, path: str) -> FileSettings:
-        settings, rules = self._resolved(path)
+        settings, rules = self._resolved(path, is_file=True)  # (a checked path is a file: no stat to ask)
         ignored = _ignored_codes(settings, path)
         key = (id(settings), ignored)  # one object per distinct outcome: callers may memoise on it
         if key not in self._file_settings:
