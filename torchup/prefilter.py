@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import AnyStr
 
@@ -59,10 +60,7 @@ class TriggerPattern:
             matches = [(match.start(), match.group()) for match in self._focus.finditer(content)]
             star, keyword, newline, carriage = _STAR_IMPORT, "import", "\n", "\r"  # type: ignore[assignment]
         words = [(offset, word) for offset, word in matches if word in self.words]
-        in_code = bool(words) and (
-            _star_import(content, star)  # type: ignore[arg-type]
-            or any(_reference_position(content, offset, keyword) for offset, _ in words)
-        )
+        in_code = bool(words) and _referred_to(content, (offset for offset, _ in words), star, keyword)  # type: ignore[arg-type]
         lines = _line_numbers(content, [offset for offset, _ in matches], newline, carriage)
         return Occurrences(lines, frozenset(word for _, word in words), in_code)
 
@@ -115,10 +113,14 @@ def _in_code(content: AnyStr, words: re.Pattern[AnyStr], star: re.Pattern[AnyStr
     first = words.search(content)
     if first is None:
         return False
+    return _referred_to(content, (match.start() for match in words.finditer(content, first.start())), star, keyword)
+
+
+def _referred_to(content: AnyStr, offsets: Iterable[int], star: re.Pattern[AnyStr], keyword: AnyStr) -> bool:
+    """Stage 2: may one of the words at ``offsets`` be code that refers to torch?"""
     if _star_import(content, star):
         return True  # `from m import *`: a bare name may be the torch function itself
-    matches = words.finditer(content, first.start())
-    return any(_reference_position(content, match.start(), keyword) for match in matches)
+    return any(_reference_position(content, offset, keyword) for offset in offsets)
 
 
 def _star_import(content: AnyStr, star: re.Pattern[AnyStr]) -> bool:
