@@ -195,6 +195,43 @@ CASES = {
 
         traced = torch.jit.trace(unrelated, ())
         """,
+    "an optimizer subclass's __init__ and a subclass of it, neither naming an optimizer (TU160)": """
+        import torch
+
+        class Base(torch.optim.Optimizer):
+            pass
+
+        class Local(Base):
+            def __init__(self, params, lr=0.1):
+                defaults = dict(lr=lr)
+                def helper():
+                    params = None
+                    list = tuple
+                    return params, list
+                super().__init__(params, defaults)
+
+            def step(self):
+                total = 0
+                for group in self.param_groups:
+                    total += 1
+                return total
+
+        model = torch.nn.Linear(2, 2)
+        optimizer = Local(set(model.parameters()))  # (a nested function's own `params` is not __init__'s)
+        """,
+    "an __init__ that rebinds params in its own body (TU160)": """
+        import torch
+
+        class Local(torch.optim.Optimizer):
+            def __init__(self, params, lr=0.1):
+                params = list(params)
+                other = 1
+                more = 2
+                super().__init__(params, dict(lr=lr))
+
+        model = torch.nn.Linear(2, 2)
+        optimizer = Local(set(model.parameters()))
+        """,
     "decorator and defaults of a skipped function are still seen": """
         import torch
 

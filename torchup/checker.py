@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from torchup.context import Context
 from torchup.diagnostics import Diagnostic, Severity
@@ -20,6 +21,9 @@ from torchup.rule import Rule
 from torchup.rules import all_rules
 from torchup.source import DecodeError, SourceFile
 from torchup.suppressions import UNUSED_NOQA, apply_suppressions, mentions_noqa
+
+if TYPE_CHECKING:
+    from torchup.skeleton import Skeleton
 
 # What decides the rules for one file: its selection (by identity), target Pythons, target release.
 _RulesKey = tuple[int, frozenset[tuple[int, int]], "str | None"]
@@ -135,7 +139,8 @@ class Checker:
         key = tuple(rule.code for rule in rules)
         if key not in self._patterns:
             words = [word for rule in rules for word in rule.triggers]
-            self._patterns[key] = TriggerPattern(words) if words else None
+            focus_words = {word for rule in rules for word in rule.focus_words}
+            self._patterns[key] = TriggerPattern(words, focus_words) if words else None
         return self._patterns[key]
 
     def _filter(self, path: str) -> TriggerPattern | bool:
@@ -206,8 +211,10 @@ class Checker:
             found = prescan.found if reusable else scan.scan(source.text)  # type: ignore[union-attr]
         if not self.file_settings(source.path).rules or not self._could_match(source.text, source.path, found):
             return analysis
+        focus = Focus(found.lines, self._words(rules), found.present) if found is not None else None
+        skeleton = self._skeleton(source, rules, focus)
         try:
-            tree = ast.parse(source.text, filename=source.path)
+            tree = parse(source, skeleton)
         except SyntaxError as exc:
             analysis.diagnostics.append(self.syntax_error(source, exc))
             return analysis
@@ -218,15 +225,17 @@ class Checker:
                 message = f"the parser failed: {exc or type(exc).__name__}"
             analysis.diagnostics.append(self.engine_diagnostic(SYNTAX_ERROR, source.path, message, 1, 1))
             return analysis
-        focus = Focus(found.lines, self._words(rules), found.present) if found is not None else None
         try:
-            resolver = Resolver(tree, focus)
+            resolver = Resolver(tree, focus, whole_tree(source) if skeleton is not None else None)
+            tree = resolver.tree
             ctx = Context(source, tree, resolver, target_python_option=self.file_settings(source.path).target_python)
             for rule in rules:
-                if focus is not None and rule.triggers and focus.present.isdisjoint(rule.triggers):
-                    continue  # none of its words here: it cannot find anything (a file may have another rule's)
-                ctx.rule = rule
-                rule.check(ctx)
+                if _runs(rule, focus):
+                    ctx.rule = rule
+                    rule.check(ctx)
+        except SyntaxError as exc:  # in a body the skeleton left out, parsed for a resolver that needs it
+            analysis.diagnostics.append(self.syntax_error(source, exc))
+            return analysis
         except RecursionError:
             # Python parsed it, but walking it recursed too deep: say the file was not checked.
             message = f"{source.path} is nested too deeply to check (RecursionError); skipped"
@@ -249,6 +258,16 @@ class Checker:
                 fix.import_edits = tuple(import_edits(source, tree, resolver, fix.imports, released))
         analysis.diagnostics.sort(key=Diagnostic.sort_key)
         return analysis
+
+    def _skeleton(self, source: SourceFile, rules: list[Rule], focus: Focus | None) -> Skeleton | None:
+        """The text to parse without the bodies no rule that runs here reads (see skeleton.py)."""
+        if focus is None:
+            return None
+        if any(rule.reads_unfocused_bodies for rule in rules if _runs(rule, focus)):
+            return None
+        from torchup.skeleton import cut  # (here: a run that finds everything cached never needs it)
+
+        return cut(source.text, focus.lines)
 
     def _words(self, rules: list[Rule]) -> frozenset[str]:
         return frozenset(word for rule in rules for word in rule.triggers)
@@ -280,6 +299,29 @@ class Checker:
             end_column=column,
             severity=Severity.ERROR,
         )
+
+
+def _runs(rule: Rule, focus: Focus | None) -> bool:
+    """None of its words in the file: a rule cannot find anything (the file has another rule's)."""
+    return focus is None or not rule.triggers or not focus.present.isdisjoint(rule.triggers)
+
+
+def parse(source: SourceFile, skeleton: Skeleton | None = None) -> ast.Module:
+    """The tree of ``skeleton`` if it parses as it claims, else of the whole text."""
+    if skeleton is not None:
+        try:
+            tree = ast.parse(skeleton.text, filename=source.path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass  # the whole text tells what is wrong (or the cut was: then it parses)
+        else:
+            if skeleton.matches(tree):
+                return tree
+            del tree
+    return ast.parse(source.text, filename=source.path)
+
+
+def whole_tree(source: SourceFile) -> Callable[[], ast.Module]:
+    return lambda: ast.parse(source.text, filename=source.path)
 
 
 @contextlib.contextmanager

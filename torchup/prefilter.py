@@ -34,14 +34,15 @@ _BLANKS = " \t\f"
 class TriggerPattern:
     """The trigger words of a set of rules, for ``str`` and ``bytes`` contents."""
 
-    def __init__(self, words: list[str]) -> None:
+    def __init__(self, words: list[str], focus_words: Iterable[str] = ()) -> None:
+        """``focus_words``: more words whose lines the focus keeps (``Rule.focus_words``)."""
         self.words = frozenset(words)
         alternatives = _trie(sorted(self.words))
         self.text = re.compile(rf"\b{alternatives}\b")
         self.bytes = re.compile(rf"\b{alternatives}\b".encode("ascii"))
         # `global x` / `nonlocal x` in a function make its bindings visible elsewhere: the focus
         # must include them, and one scan finds both.
-        self._focus = re.compile(rf"\b{_trie(sorted(self.words | SCOPE_KEYWORDS))}\b")
+        self._focus = re.compile(rf"\b{_trie(sorted(self.words | SCOPE_KEYWORDS | set(focus_words)))}\b")
         self._focus_bytes = re.compile(self._focus.pattern.encode("ascii"))
 
     def could_match(self, content: str | bytes) -> bool:
@@ -70,8 +71,9 @@ SCOPE_KEYWORDS = frozenset({"global", "nonlocal"})
 
 @dataclass(frozen=True)
 class Occurrences:
-    """What one scan of a file found: the lines that spell a trigger word or `global`/`nonlocal`
-    (stage 1: a superset, for the focus), the trigger words present, and stage 2's answer."""
+    """What one scan of a file found: the lines that spell a trigger word, a rule's focus word or
+    `global`/`nonlocal` (stage 1: a superset, for the focus), the trigger words present, and stage
+    2's answer."""
 
     lines: tuple[int, ...]  # 1-based, sorted, distinct
     present: frozenset[str]

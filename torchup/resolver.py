@@ -138,10 +138,17 @@ class Focus:
 class Resolver:
     """Built once per module; answers questions about names at any node it has seen."""
 
-    def __init__(self, tree: ast.Module, focus: Focus | None = None) -> None:
+    def __init__(
+        self, tree: ast.Module, focus: Focus | None = None, whole_tree: Callable[[], ast.Module] | None = None
+    ) -> None:
+        """``whole_tree``: when ``tree`` left out the bodies outside the focus (a skeleton), the
+        parse of the whole text, for a module where the focus does not hold."""
+        self.tree = tree
         self._build(tree, focus)
         if focus is not None and self._aliases_a_word(focus.words):
-            self._build(tree, None)
+            if whole_tree is not None:
+                self.tree = whole_tree()
+            self._build(self.tree, None)
 
     def _build(self, tree: ast.Module, focus: Focus | None) -> None:
         self.focus = focus

@@ -86,6 +86,7 @@ class OptimizerSetParams(Rule):
     severity = Severity.WARNING
     fix_availability = FixAvailability.UNSAFE
     triggers = tuple(sorted({name.rpartition(".")[2] for name in OPTIMIZERS}))
+    focus_words = ("__init__",)  # it reads the `__init__` of local optimizer classes
     docs = RuleDocs(
         what="""
         Finds optimizers constructed with a set as their parameters (first argument or
@@ -320,20 +321,42 @@ def _base_initialisations(
 
 
 def _binds(function: ast.FunctionDef, names: tuple[str, ...], parameters: bool = True) -> bool:
-    """Whether ``function`` binds one of ``names`` itself (a parameter, an assignment, an import);
-    with ``parameters=False``, in its body only."""
+    """Whether ``function`` binds one of ``names`` itself (a parameter, an assignment, an import,
+    a ``nonlocal`` name a nested function assigns); with ``parameters=False``, in its body only.
+    (A nested function's own names are its own: its body, if it spells no trigger word, is not
+    even parsed; see torchup/skeleton.py.)"""
     arguments = function.args
     every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
     if parameters and any(a is not None and a.arg in names for a in every):
         return True
-    for node in ast.walk(function):
+    stack: list[ast.AST] = [*function.body]
+    while stack:
+        node = stack.pop()
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in names:
             return True
         if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
             (alias.asname or alias.name.partition(".")[0]) in names for alias in node.names
         ):
             return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            if any(isinstance(inner, ast.Nonlocal) and set(inner.names) & set(names) for inner in ast.walk(node)):
+                return True  # (a simplification: `nonlocal name` in a nested function counts as a binding)
+            stack.extend(_outside(node))
+            continue
+        stack.extend(ast.iter_child_nodes(node))
     return False
+
+
+def _outside(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef) -> list[ast.AST]:
+    """The parts of a nested definition evaluated in the enclosing scope: decorators, defaults,
+    bases (a walrus there binds in the enclosing function)."""
+    if isinstance(node, ast.ClassDef):
+        return [*node.decorator_list, *node.bases, *node.keywords]
+    arguments = node.args
+    outside: list[ast.AST] = [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+    if not isinstance(node, ast.Lambda):
+        outside += node.decorator_list
+    return outside
 
 
 def _calls_in(statements: list[ast.stmt]) -> list[ast.Call]:

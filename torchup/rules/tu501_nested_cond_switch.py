@@ -103,6 +103,7 @@ class NestedCondSwitch(Rule):
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
     triggers = ("cond",)
+    reads_unfocused_bodies = True  # the local functions passed as branches
     docs = RuleDocs(
         what="""
         Finds `torch.cond(pred, true_fn, false_fn, operands)` (any import form, also

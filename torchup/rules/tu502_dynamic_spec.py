@@ -92,6 +92,7 @@ class DynamicSpec(Rule):
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
     triggers = ("mark_dynamic", "dynamic_shapes")
+    reads_unfocused_bodies = True  # the local function compiled, and the `__init__` of a class
     docs = RuleDocs(
         what=f"""
         Finds `torch._dynamo.mark_dynamic(t, dim, ...)` calls, and `dynamic_shapes=` written

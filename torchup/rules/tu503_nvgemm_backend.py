@@ -65,6 +65,7 @@ class NvgemmBackend(Rule):
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
     triggers = ("autotune", "max_autotune", "max_autotune_gemm")
+    reads_unfocused_bodies = True  # every string and attribute in the file, and local backend functions
     docs = RuleDocs(
         what=f"""
         Finds `torch.compile` / `torch.compiler.compile` calls and decorators with

@@ -71,6 +71,7 @@ class Nccl2Backend(Rule):
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
     triggers = ("init_process_group", "new_group")
+    reads_unfocused_bodies = True  # every string in the file
     docs = RuleDocs(
         what=f"""
         Finds `torch.distributed.init_process_group` and `torch.distributed.new_group` (any

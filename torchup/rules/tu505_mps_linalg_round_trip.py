@@ -99,6 +99,7 @@ class MpsLinalgRoundTrip(Rule):
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
     triggers = ("svd", "svdvals", "eigh", "eigvalsh")
+    reads_unfocused_bodies = True  # every string and attribute in the file
     docs = RuleDocs(
         what="""
         In files that mention the MPS device (a string `"mps"` / `"mps:0"`, or an attribute

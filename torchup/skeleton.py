@@ -1,0 +1,339 @@
+"""Parse less: the bodies the analysis skips are blanked out of the text before ``ast.parse``.
+
+The resolver does not walk a ``def`` or ``class`` body that spans no focus line (see
+``resolver.Focus``) and rules look only at focused code, yet ``ast.parse`` builds every node of
+every body: on large files most of the time of an analysis. So each such body keeps only its last
+statement; the first line of the body becomes ``pass`` and the lines between are left empty. Every
+kept line is the original, so every position in the tree is the original one, the shortened
+definition's end included (its last statement is kept for that).
+
+The cut is made on text, so it is made only where it can be proved, and then checked:
+
+- a lexer finds the strings, comments and backslash continuations, so a ``def`` inside a docstring
+  or a line inside a multi-line string is never taken for code;
+- the skeleton must parse, and each shortened body must come back as that ``pass`` at the line and
+  column where it was written. The text before it being the original, the original body began
+  there too; the kept last statement starts a line at the body's indentation, outside any string or
+  continuation, so the tokenizer stands there as it did in the original. (A bracket the blanked
+  lines left open would leave one unmatched in the skeleton, which then does not parse.)
+
+Anything else (tabs or odd line breaks in the file, a string the lexer cannot close) means no cut:
+the caller parses the original. What a cut cannot see is a syntax error inside a blanked body, just
+as the pre-filter never parses a file without trigger words.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from dataclasses import dataclass
+
+# Every scan below is a literal search or a regex anchored on one (`\n`), which Python's regex
+# engine runs at memchr speed; a `^` in MULTILINE mode or an alternation at every position is ten
+# times slower, and the cut must cost a small part of the parse it saves.
+_KEYWORDS = ("def ", "class ")  # (`def\tf` is missed: a definition not found is only not cut)
+# Line breaks other than `\n` (`str.splitlines` splits on more characters than Python's tokenizer):
+_ODD_BREAKS = "\r\v\f\x1c\x1d\x1e"
+_ODD_BREAKS_WIDE = "\x85\u2028\u2029"
+_TAB_INDENT = re.compile(r"(?:\A|\n)[ ]*\t")  # (a tab in an indentation: columns would not be characters)
+# What can span lines: a triple quote or a backslash-newline (in code, or continuing a string).
+_SPANNING = ('"""', "'''", "\\\n")
+# Code and one-line strings on one line, up to a comment, a line break or what may span lines.
+# The strings are written unrolled (`[^"]*(?:\\.[^"]*)*`): a run of ordinary characters in one
+# step, and never two ways to split a run, which would backtrack exponentially on an unclosed one.
+_LINE_CODE = re.compile(r"""(?:[^"'\\#\n]+|"(?!"")[^"\\\n]*(?:\\.[^"\\\n]*)*"|'(?!'')[^'\\\n]*(?:\\.[^'\\\n]*)*')*""")
+_STRING_REST = {
+    '"""': re.compile(r'[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""', re.DOTALL),
+    "'''": re.compile(r"[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''", re.DOTALL),
+    '"': re.compile(r'[^"\\\n]*(?:\\.[^"\\\n]*)*"', re.DOTALL),
+    "'": re.compile(r"[^'\\\n]*(?:\\.[^'\\\n]*)*'", re.DOTALL),
+}
+_CLOSERS = ")]}"
+_CLAUSE_KEYWORDS = "(?:else|elif|except|finally)"
+_DECORATED = ("@", "def ", "class ", "async ")  # lines a decorator may stand before
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+_CLAUSES = frozenset({"handlers", "cases"})  # lists of `except` / `case` clauses, each with a body
+
+
+@dataclass(frozen=True)
+class Region:
+    header: int  # the line of `def` / `class`
+    first: int  # the body's first line: `pass` in the skeleton
+    indent: int  # the body's indentation
+    last: int  # the line where the kept last statement begins
+    first_offset: int
+    last_offset: int
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    text: str
+    regions: tuple[Region, ...]  # by header line
+
+    def matches(self, tree: ast.Module) -> bool:
+        """Did each shortened body parse as its ``pass`` (see the module's docstring)?"""
+        expected = {region.header: region for region in self.regions}
+        headers = [region.header for region in self.regions]
+        found = 0
+        blocks: list[list[ast.stmt]] = [tree.body]
+        while blocks:
+            for statement in blocks.pop():
+                first, end = statement.lineno, statement.end_lineno or statement.lineno
+                index = bisect.bisect_left(headers, first)
+                if index == len(headers) or headers[index] > end:
+                    continue  # no shortened body in this statement
+                region = expected.get(first)
+                if region is not None and isinstance(statement, _DEFINITIONS):
+                    body = statement.body
+                    if not (
+                        len(body) > 1
+                        and isinstance(body[0], ast.Pass)
+                        and (body[0].lineno, body[0].col_offset) == (region.first, region.indent)
+                        and _first_line(body[1]) == region.last
+                    ):
+                        return False
+                    found += 1
+                for name in _BLOCKS:
+                    block = getattr(statement, name, None)
+                    if not block:
+                        continue
+                    if name in _CLAUSES:
+                        blocks.extend(clause.body for clause in block)
+                    else:
+                        blocks.append(block)
+        return found == len(self.regions)
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", None)
+    return decorators[0].lineno if decorators else statement.lineno
+
+
+def cut(text: str, focus: tuple[int, ...]) -> Skeleton | None:
+    """The skeleton of ``text`` for the sorted 1-based ``focus`` lines, or None when nothing is cut."""
+    if not _supported(text):
+        return None
+    spans = _multiline_spans(text)
+    if spans is None:
+        return None
+    lines = _Lines(text, spans)
+    regions: list[Region] = []
+    blank_until = -1  # offset: a header before it is in a blanked body
+    for offset in _headers(text):
+        if offset < blank_until:
+            continue
+        line_start = text.rfind("\n", 0, offset) + 1
+        prefix = text[line_start:offset]
+        indent = len(prefix) - len(prefix.lstrip(" "))
+        if prefix[indent:] not in ("", "async ") or lines.continued(line_start):
+            continue  # not a statement's first word (`subclass `, `x = undef `), or inside a string
+        region = _region(lines, line_start, indent, focus)
+        if region is not None:
+            regions.append(region)
+            blank_until = region.last_offset
+    if not regions:
+        return None
+    chunks: list[str] = []
+    kept = 0
+    for region in regions:
+        blank = "\n" * (region.last - region.first)
+        chunks += [text[kept : region.first_offset], " " * region.indent, "pass", blank]
+        kept = region.last_offset
+    chunks.append(text[kept:])
+    return Skeleton("".join(chunks), tuple(regions))
+
+
+def _supported(text: str) -> bool:
+    """Only `\\n` line breaks, and no tab in an indentation."""
+    if any(char in text for char in _ODD_BREAKS):
+        return False
+    if not text.isascii() and any(char in text for char in _ODD_BREAKS_WIDE):
+        return False
+    return "\t" not in text or _TAB_INDENT.search(text) is None
+
+
+def _headers(text: str) -> list[int]:
+    """The offsets of `def ` and `class `, in order (most of them the first word of a line)."""
+    found = []
+    for keyword in _KEYWORDS:
+        position = text.find(keyword)
+        while position >= 0:
+            found.append(position)
+            position = text.find(keyword, position + len(keyword))
+    found.sort()
+    return found
+
+
+def _region(lines: _Lines, header: int, indent: int, focus: tuple[int, ...]) -> Region | None:
+    """The body to blank of the definition whose line starts at offset ``header``, if the
+    definition spans no focus line."""
+    end = lines.dedent(header, indent)  # the start of the first line after the definition
+    header_line = lines.number(header)
+    index = bisect.bisect_left(focus, header_line)
+    if index < len(focus) and focus[index] < lines.number(end):
+        return None
+    colon = lines.header_end(header, end)
+    if colon is None:
+        return None
+    first = lines.next_code(colon, end)
+    if first is None:
+        return None
+    body_indent = lines.indentation(first)
+    if body_indent <= indent:
+        return None
+    last = lines.last_at(body_indent, first, end)
+    if last is None:
+        return None
+    first_line, last_line = lines.number(first), lines.number(last)
+    if last_line <= first_line + 1:
+        return None  # one statement (or two lines): nothing worth blanking
+    return Region(header_line, first_line, body_indent, last_line, first, last)
+
+
+class _Lines:
+    """Lines of one text with `\\n` line breaks, by the offsets where they start; which continue a
+    string or a backslash continuation; and their numbers, counted from the nearest number known."""
+
+    def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
+        self.text = text
+        self.span_starts = [start for start, _ in spans]
+        self.span_ends = [end for _, end in spans]
+        self._known_offsets = [0]
+        self._known_numbers = [1]
+        self._dedents: dict[int, re.Pattern[str]] = {}
+        self._at_indent: dict[int, re.Pattern[str]] = {}
+
+    def number(self, offset: int) -> int:
+        """The number of the line ``offset`` is on."""
+        index = bisect.bisect_right(self._known_offsets, offset) - 1
+        known = self._known_offsets[index]
+        number = self._known_numbers[index] + self.text.count("\n", known, offset)
+        if offset != known:
+            self._known_offsets.insert(index + 1, offset)
+            self._known_numbers.insert(index + 1, number)
+        return number
+
+    def continued(self, offset: int) -> bool:
+        """Does the line starting at ``offset`` continue a string or a backslash continuation?"""
+        index = bisect.bisect_left(self.span_starts, offset) - 1
+        return index >= 0 and offset <= self.span_ends[index]
+
+    def after(self, offset: int) -> int:
+        """The start of the line after the one at ``offset`` (the text's end after the last)."""
+        return self.text.find("\n", offset) + 1 or len(self.text)
+
+    def indentation(self, offset: int) -> int:
+        end = self.after(offset)
+        return end - offset - len(self.text[offset:end].lstrip(" "))
+
+    def dedent(self, header: int, indent: int) -> int:
+        """The start of the first line after ``header`` that starts a statement indented ``indent``
+        or less (a line that starts with a closing bracket continues one), or the text's end."""
+        pattern = self._dedents.get(indent)
+        if pattern is None:
+            pattern = self._dedents[indent] = re.compile(rf"\n[ ]{{0,{indent}}}[^ \n#{re.escape(_CLOSERS)}]")
+        position = header
+        while True:
+            match = pattern.search(self.text, position)
+            if match is None:
+                return len(self.text)
+            if not self.continued(match.start() + 1):
+                return match.start() + 1
+            position = match.start() + 1
+
+    def header_end(self, header: int, end: int) -> int | None:
+        """The start of the line after the `def`/`class` header at ``header``, if its brackets
+        (counted without regard to strings: a wrong count only means no cut, or a skeleton that
+        fails its check) close on a line that ends with `:`."""
+        depth = 0
+        line = header
+        for _ in range(64):
+            if line >= end:
+                return None
+            following = self.after(line)
+            code = self.text[line:following]
+            if "#" in code:
+                code = code[: code.index("#")]  # (a `#` in a string ends the count too early: see above)
+            depth += code.count("(") + code.count("[") + code.count("{")
+            depth -= code.count(")") + code.count("]") + code.count("}")
+            if depth < 0:
+                return None
+            if depth == 0:
+                return following if code.rstrip().endswith(":") else None
+            line = following
+        return None
+
+    def next_code(self, line: int, end: int) -> int | None:
+        """The first line from ``line`` on, before ``end``, that holds code (not blank, not only a
+        comment)."""
+        while line < end:
+            following = self.after(line)
+            stripped = self.text[line:following].strip()
+            if stripped and not stripped.startswith("#"):
+                return None if self.continued(line) else line
+            line = following
+        return None
+
+    def last_at(self, indent: int, first: int, end: int) -> int | None:
+        """The last line in [first, end) that starts a statement at exactly ``indent`` (not a
+        clause such as `else:`, which continues the statement before it)."""
+        pattern = self._at_indent.get(indent)
+        if pattern is None:
+            # Greedy: the match starts at the last such line (the engine backtracks from the end).
+            pattern = self._at_indent[indent] = re.compile(
+                rf".*\n([ ]{{{indent}}})(?!{_CLAUSE_KEYWORDS}\b)[^ \n#{re.escape(_CLOSERS)}]", re.DOTALL
+            )
+        high, last = end, None
+        while True:
+            match = pattern.match(self.text, first - 1, high)
+            if match is None:
+                return last
+            line = match.start(1)
+            high = line - 1
+            if self.continued(line):
+                continue
+            if last is not None and not self.text.startswith("@", match.end(1)):
+                return last
+            last = line
+            if not self.text.startswith(_DECORATED, match.end(1)):
+                return last  # (a definition's statement begins at its first decorator)
+
+
+def _multiline_spans(text: str) -> list[tuple[int, int]] | None:
+    """(start, end) offsets of the tokens that can span lines: triple-quoted strings, strings
+    continued by a backslash-newline, backslash-newlines in code. None if a string does not close
+    (or a backslash stands alone in code). Only the lines holding a triple quote or a backslash-
+    newline are lexed; every other line is code, comments and one-line strings, as far as spans go."""
+    spans: list[tuple[int, int]] = []
+    upcoming = {token: text.find(token) for token in _SPANNING}
+    position = 0
+    while True:
+        for token, found in upcoming.items():
+            if 0 <= found < position:
+                upcoming[token] = text.find(token, position)
+        hits = [found for found in upcoming.values() if found >= 0]
+        if not hits:
+            return spans
+        hit = min(hits)
+        lexed = _LINE_CODE.match(text, max(text.rfind("\n", 0, hit) + 1, position)).end()  # type: ignore[union-attr]
+        if lexed > hit:  # inside a one-line string
+            position = lexed
+            continue
+        char = text[lexed]
+        if lexed < hit and char == "#":  # inside a comment
+            position = text.find("\n", lexed) + 1 or len(text)
+            continue
+        if char == "\\":
+            if not text.startswith("\\\n", lexed):
+                return None
+            spans.append((lexed, lexed + 2))
+            position = lexed + 2
+            continue
+        quote = text[lexed : lexed + 3] if text.startswith(char * 3, lexed) else char
+        rest = _STRING_REST[quote].match(text, lexed + len(quote))
+        if rest is None:
+            return None
+        spans.append((lexed, rest.end()))
+        position = rest.end()
