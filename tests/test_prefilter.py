@@ -125,7 +125,7 @@ def test_an_8_bit_file_is_scanned_again_as_text() -> None:
     source = SourceFile.from_bytes("m.py", raw)
     assert source.encoding != "utf-8"
     prescan = checker.prescan(raw, "m.py")
-    wrong = type(prescan)(True, type(prescan.found)((1,), prescan.found.present, True))  # a misleading focus
+    wrong = type(prescan)(True, type(prescan.found)((1,), prescan.found.present, True, (1,)))  # a misleading focus
     assert [d.line for d in checker.analyze(source, wrong).diagnostics] == [5]
     utf8 = SourceFile.from_bytes("m.py", raw.decode("latin-1").encode("utf-8").replace(b"latin-1", b"utf-8"))
     assert [d.line for d in checker.analyze(utf8, checker.prescan(utf8.raw, "m.py")).diagnostics] == [5]

@@ -318,9 +318,6 @@ def test_the_checker_parses_the_skeleton_where_it_can(
         return real(text, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(ast, "parse", spy)
-    if select == "no-prefilter":
-        findings = check(code, prefilter=False)
-    else:
-        findings = check(code, select)
+    findings = check(code, prefilter=False) if select == "no-prefilter" else check(code, select)
     assert findings
     assert seen == parses

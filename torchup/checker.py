@@ -139,8 +139,8 @@ class Checker:
         key = tuple(rule.code for rule in rules)
         if key not in self._patterns:
             words = [word for rule in rules for word in rule.triggers]
-            focus_words = {word for rule in rules for word in rule.focus_words}
-            self._patterns[key] = TriggerPattern(words, focus_words) if words else None
+            keep_words = {word for rule in rules for word in rule.keep_words}
+            self._patterns[key] = TriggerPattern(words, keep_words) if words else None
         return self._patterns[key]
 
     def _filter(self, path: str) -> TriggerPattern | bool:
@@ -212,7 +212,7 @@ class Checker:
         if not self.file_settings(source.path).rules or not self._could_match(source.text, source.path, found):
             return analysis
         focus = Focus(found.lines, self._words(rules), found.present) if found is not None else None
-        skeleton = self._skeleton(source, rules, focus)
+        skeleton = self._skeleton(source, rules, focus, found)
         try:
             tree = parse(source, skeleton)
         except SyntaxError as exc:
@@ -259,15 +259,17 @@ class Checker:
         analysis.diagnostics.sort(key=Diagnostic.sort_key)
         return analysis
 
-    def _skeleton(self, source: SourceFile, rules: list[Rule], focus: Focus | None) -> Skeleton | None:
+    def _skeleton(
+        self, source: SourceFile, rules: list[Rule], focus: Focus | None, found: Occurrences | None
+    ) -> Skeleton | None:
         """The text to parse without the bodies no rule that runs here reads (see skeleton.py)."""
-        if focus is None:
+        if focus is None or found is None:
             return None
         if any(rule.reads_unfocused_bodies for rule in rules if _runs(rule, focus)):
             return None
         from torchup.skeleton import cut  # (here: a run that finds everything cached never needs it)
 
-        return cut(source.text, focus.lines)
+        return cut(source.text, found.kept)
 
     def _words(self, rules: list[Rule]) -> frozenset[str]:
         return frozenset(word for rule in rules for word in rule.triggers)

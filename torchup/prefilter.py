@@ -34,15 +34,16 @@ _BLANKS = " \t\f"
 class TriggerPattern:
     """The trigger words of a set of rules, for ``str`` and ``bytes`` contents."""
 
-    def __init__(self, words: list[str], focus_words: Iterable[str] = ()) -> None:
-        """``focus_words``: more words whose lines the focus keeps (``Rule.focus_words``)."""
+    def __init__(self, words: list[str], keep_words: Iterable[str] = ()) -> None:
+        """``keep_words``: more words whose lines the parse keeps (``Rule.keep_words``)."""
         self.words = frozenset(words)
         alternatives = _trie(sorted(self.words))
         self.text = re.compile(rf"\b{alternatives}\b")
         self.bytes = re.compile(rf"\b{alternatives}\b".encode("ascii"))
         # `global x` / `nonlocal x` in a function make its bindings visible elsewhere: the focus
         # must include them, and one scan finds both.
-        self._focus = re.compile(rf"\b{_trie(sorted(self.words | SCOPE_KEYWORDS | set(focus_words)))}\b")
+        self._keep_only = frozenset(keep_words) - self.words - SCOPE_KEYWORDS
+        self._focus = re.compile(rf"\b{_trie(sorted(self.words | SCOPE_KEYWORDS | self._keep_only))}\b")
         self._focus_bytes = re.compile(self._focus.pattern.encode("ascii"))
 
     def could_match(self, content: str | bytes) -> bool:
@@ -62,8 +63,13 @@ class TriggerPattern:
             star, keyword, newline, carriage = _STAR_IMPORT, "import", "\n", "\r"  # type: ignore[assignment]
         words = [(offset, word) for offset, word in matches if word in self.words]
         in_code = bool(words) and _referred_to(content, (offset for offset, _ in words), star, keyword)  # type: ignore[arg-type]
-        lines = _line_numbers(content, [offset for offset, _ in matches], newline, carriage)
-        return Occurrences(lines, frozenset(word for _, word in words), in_code)
+        if not self._keep_only:
+            lines = _line_numbers(content, [offset for offset, _ in matches], newline, carriage)
+            return Occurrences(lines, frozenset(word for _, word in words), in_code, lines)
+        kept = _line_numbers(content, [offset for offset, _ in matches], newline, carriage)
+        focused = [offset for offset, word in matches if word not in self._keep_only]
+        lines = _line_numbers(content, focused, newline, carriage)
+        return Occurrences(lines, frozenset(word for _, word in words), in_code, kept)
 
 
 SCOPE_KEYWORDS = frozenset({"global", "nonlocal"})
@@ -71,13 +77,14 @@ SCOPE_KEYWORDS = frozenset({"global", "nonlocal"})
 
 @dataclass(frozen=True)
 class Occurrences:
-    """What one scan of a file found: the lines that spell a trigger word, a rule's focus word or
-    `global`/`nonlocal` (stage 1: a superset, for the focus), the trigger words present, and stage
-    2's answer."""
+    """What one scan of a file found: the lines that spell a trigger word or `global`/`nonlocal`
+    (stage 1: a superset, for the focus), the trigger words present, stage 2's answer, and the
+    lines whose bodies the parse keeps (the focus, and the lines of ``Rule.keep_words``)."""
 
     lines: tuple[int, ...]  # 1-based, sorted, distinct
     present: frozenset[str]
     in_code: bool
+    kept: tuple[int, ...]  # a superset of ``lines``
 
 
 def _line_numbers(content: AnyStr, offsets: list[int], newline: AnyStr, carriage: AnyStr) -> tuple[int, ...]:

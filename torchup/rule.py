@@ -77,10 +77,10 @@ class Rule:
     # escapes, `**{"use\\u005fcuda": ...}`, and a name spelled in compatibility characters that
     # Python folds to ASCII, `torch.\uff51\uff52`, are the exceptions; `--no-prefilter` catches them.)
     triggers: ClassVar[tuple[str, ...]] = ()
-    # More words whose lines the focus keeps, without making a file a candidate: a rule that reads
-    # the bodies of `__init__` methods lists `__init__`.
-    focus_words: ClassVar[tuple[str, ...]] = ()
-    # Whether the rule reads code in bodies that spell none of its words or focus words: a local
+    # More words whose lines are parsed in full (torchup/skeleton.py), without making a file a
+    # candidate or the resolver walk them: a rule that reads `__init__` bodies lists `__init__`.
+    keep_words: ClassVar[tuple[str, ...]] = ()
+    # Whether the rule reads code in bodies that spell none of its words or keep words: a local
     # function passed to the call it looks at, every string in the file. Files it runs on are then
     # parsed whole; otherwise such bodies are left out of the parse (torchup/skeleton.py).
     reads_unfocused_bodies: ClassVar[bool] = False

@@ -281,23 +281,22 @@ class _Lines:
         clause such as `else:`, which continues the statement before it)."""
         pattern = self._at_indent.get(indent)
         if pattern is None:
-            # Greedy: the match starts at the last such line (the engine backtracks from the end).
             pattern = self._at_indent[indent] = re.compile(
-                rf".*\n([ ]{{{indent}}})(?!{_CLAUSE_KEYWORDS}\b)[^ \n#{re.escape(_CLOSERS)}]", re.DOTALL
+                rf"\n[ ]{{{indent}}}(?!{_CLAUSE_KEYWORDS}\b)[^ \n#{re.escape(_CLOSERS)}]"
             )
-        high, last = end, None
-        while True:
-            match = pattern.match(self.text, first - 1, high)
-            if match is None:
+        position, last = end, None
+        while True:  # line by line from the end: the last statement is most often short
+            newline = self.text.rfind("\n", first - 1, position)
+            if newline < 0:
                 return last
-            line = match.start(1)
-            high = line - 1
-            if self.continued(line):
+            position = newline
+            if pattern.match(self.text, newline) is None or self.continued(newline + 1):
                 continue
-            if last is not None and not self.text.startswith("@", match.end(1)):
+            code = newline + 1 + indent
+            if last is not None and not self.text.startswith("@", code):
                 return last
-            last = line
-            if not self.text.startswith(_DECORATED, match.end(1)):
+            last = newline + 1
+            if not self.text.startswith(_DECORATED, code):
                 return last  # (a definition's statement begins at its first decorator)
 
 

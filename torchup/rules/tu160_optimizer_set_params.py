@@ -86,7 +86,7 @@ class OptimizerSetParams(Rule):
     severity = Severity.WARNING
     fix_availability = FixAvailability.UNSAFE
     triggers = tuple(sorted({name.rpartition(".")[2] for name in OPTIMIZERS}))
-    focus_words = ("__init__",)  # it reads the `__init__` of local optimizer classes
+    keep_words = ("__init__",)  # it reads the `__init__` of local optimizer classes
     docs = RuleDocs(
         what="""
         Finds optimizers constructed with a set as their parameters (first argument or
