@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import check
-from torchup.skeleton import Skeleton, cut
+from torchup.skeleton import Region, Skeleton, cut, may_hide_a_word
 
 ROOT = Path(__file__).resolve().parent.parent
 STDLIB = Path(ast.__file__).parent
@@ -300,12 +300,14 @@ FAR = "def far(a):\n    b = a\n    c = b\n    return c\n\n"
         ("import torch\n\n" + FAR + "x = torch.qr(1)\n", None, ["skeleton"]),
         # A rule that reads bodies outside the focus runs here: the whole text.
         ("import torch\n\n" + FAR + "x = torch.linalg.svd(torch.ones(2, device=\"mps\").cpu())\n", ["TU505"], ["whole"]),
-        # An alias of a trigger word: its uses need not spell it, so the focus does not hold.
-        ("from torch import qr as q\n\n" + FAR + "x = q(1)\n", None, ["skeleton", "whole"]),
+        # An alias of a trigger word: its uses need not spell it, so the focus does not hold. Seen
+        # on the import's first line: the whole text at once; on a later line: after the skeleton.
+        ("from torch import qr as q\n\n" + FAR + "x = q(1)\n", None, ["whole"]),
+        ("from torch import (\n    qr as q,\n)\n\n" + FAR + "x = q(1)\n", None, ["skeleton", "whole"]),
         # Without the pre-filter there is no focus: the whole text.
         ("import torch\n\n" + FAR + "x = torch.qr(1)\n", "no-prefilter", ["whole"]),
     ],
-    ids=["cut", "rule-reads-bodies", "alias", "no-prefilter"],
+    ids=["cut", "rule-reads-bodies", "alias", "alias-on-a-later-line", "no-prefilter"],
 )
 def test_the_checker_parses_the_skeleton_where_it_can(
     monkeypatch: pytest.MonkeyPatch, code: str, select: list[str] | str | None, parses: list[str]
@@ -321,3 +323,33 @@ def test_the_checker_parses_the_skeleton_where_it_can(
     findings = check(code, prefilter=False) if select == "no-prefilter" else check(code, select)
     assert findings
     assert seen == parses
+
+
+@pytest.mark.parametrize(
+    ("line", "hides"),
+    [
+        ("from torch import qr as q", True),
+        ("from torch.utils._sympy.solve import try_solve", True),
+        ("import torch.linalg.solve as s", True),
+        ("from m import *", True),
+        ("from torch import qr", False),
+        ("from torch.linalg import solve, qr", False),
+        ("import torch.linalg as la", False),
+        ("x = 1  # we import qr as q in the docs", False),
+    ],
+)
+def test_imports_that_may_hide_a_trigger_word(line: str, hides: bool) -> None:
+    assert may_hide_a_word(f"import os\n{line}\n", frozenset({"qr", "solve"})) is hides
+
+
+def test_a_skeleton_that_fails_its_check_falls_back_to_the_whole_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torchup.skeleton
+
+    code = "import torch\n\n" + FAR + "x = torch.qr(1)\n"
+    claims = Region(3, 4, 4, 6, 0, 0)  # a `pass` at line 4 that the text does not have
+    monkeypatch.setattr(torchup.skeleton, "cut", lambda text, focus: Skeleton(text, (claims,)))
+    seen: list[str] = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda text, *a, **k: seen.append(text) or real(text, *a, **k))
+    assert [d.code for d in check(code)] == ["TU103"]
+    assert seen == [code, code]  # the claimed skeleton, refused; then the whole text, once

@@ -214,7 +214,7 @@ class Checker:
         focus = Focus(found.lines, self._words(rules), found.present) if found is not None else None
         skeleton = self._skeleton(source, rules, focus, found)
         try:
-            tree = parse(source, skeleton)
+            tree, skeletal = parse(source, skeleton)
         except SyntaxError as exc:
             analysis.diagnostics.append(self.syntax_error(source, exc))
             return analysis
@@ -226,7 +226,7 @@ class Checker:
             analysis.diagnostics.append(self.engine_diagnostic(SYNTAX_ERROR, source.path, message, 1, 1))
             return analysis
         try:
-            resolver = Resolver(tree, focus, whole_tree(source) if skeleton is not None else None)
+            resolver = Resolver(tree, focus, whole_tree(source) if skeletal else None)
             tree = resolver.tree
             ctx = Context(source, tree, resolver, target_python_option=self.file_settings(source.path).target_python)
             for rule in rules:
@@ -267,9 +267,9 @@ class Checker:
             return None
         if any(rule.reads_unfocused_bodies for rule in rules if _runs(rule, focus)):
             return None
-        from torchup.skeleton import cut  # (here: a run that finds everything cached never needs it)
+        from torchup.skeleton import cut, may_hide_a_word  # (here: a run that finds everything cached never needs it)
 
-        return cut(source.text, found.kept)
+        return None if may_hide_a_word(source.text, focus.words) else cut(source.text, found.kept)
 
     def _words(self, rules: list[Rule]) -> frozenset[str]:
         return frozenset(word for rule in rules for word in rule.triggers)
@@ -308,8 +308,8 @@ def _runs(rule: Rule, focus: Focus | None) -> bool:
     return focus is None or not rule.triggers or not focus.present.isdisjoint(rule.triggers)
 
 
-def parse(source: SourceFile, skeleton: Skeleton | None = None) -> ast.Module:
-    """The tree of ``skeleton`` if it parses as it claims, else of the whole text."""
+def parse(source: SourceFile, skeleton: Skeleton | None = None) -> tuple[ast.Module, bool]:
+    """The tree of ``skeleton`` if it parses as it claims (True), else of the whole text (False)."""
     if skeleton is not None:
         try:
             tree = ast.parse(skeleton.text, filename=source.path)
@@ -317,12 +317,13 @@ def parse(source: SourceFile, skeleton: Skeleton | None = None) -> ast.Module:
             pass  # the whole text tells what is wrong (or the cut was: then it parses)
         else:
             if skeleton.matches(tree):
-                return tree
+                return tree, True
             del tree
-    return ast.parse(source.text, filename=source.path)
+    return ast.parse(source.text, filename=source.path), False
 
 
 def whole_tree(source: SourceFile) -> Callable[[], ast.Module]:
+    """The whole text's tree, on demand (for a resolver given a skeleton's)."""
     return lambda: ast.parse(source.text, filename=source.path)
 
 

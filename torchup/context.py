@@ -89,9 +89,9 @@ class Context:
         """Every expression that names one of ``qualnames``, with the call it is the callee of."""
         last_parts = {name.rsplit(".", 1)[-1] for name in qualnames}
         found: list[tuple[ast.expr, str, ast.Call | None]] = []
-        candidates: list[ast.expr] = [a for a in self.resolver.attributes if a.attr in last_parts]
+        candidates: list[ast.expr] = [*self.resolver.attributes_named(last_parts)]
         names = last_parts | self.resolver.names_bound_to(qualnames)  # with aliases
-        candidates += [n for n in self.resolver.names if n.id in names]
+        candidates += self.resolver.names_spelled(names)
         for node in candidates:
             qualname = self.qualified_name(node)
             if qualname in qualnames:

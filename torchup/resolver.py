@@ -13,7 +13,7 @@ import bisect
 import builtins
 import enum
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,6 +158,7 @@ class Resolver:
         self.names: list[ast.Name] = []
         self._scope_of: dict[int, Scope] = {}  # id(Name or Attribute or Call) -> scope it is in
         self._names_by_id: dict[str, list[ast.Name]] = {}
+        self._attributes_by_name: dict[str, list[int]] | None = None  # attr -> indices in attributes
         self._callee: dict[int, ast.Call] = {}
         self._outer: dict[int, ast.expr] = {}  # id(call) -> `call.attr` or `call[...]` around it
         self._lookup_cache: dict[tuple[int, str], Lookup] = {}
@@ -223,6 +224,21 @@ class Resolver:
     def is_unbound(self, name: str, scope: Scope) -> bool:
         found = self.lookup(name, scope)
         return not found.bindings and not found.star_module and not found.ambiguous_star
+
+    def attributes_named(self, names: Iterable[str]) -> list[ast.Attribute]:
+        """The ``x.<name>`` reads recorded, in the order recorded (`a.b.c` before `a.b`, which starts
+        at the same place): indexed on the first question (rules ask one each; a scan of every
+        attribute per rule added up on large files)."""
+        if self._attributes_by_name is None:
+            self._attributes_by_name = {}
+            for index, node in enumerate(self.attributes):
+                self._attributes_by_name.setdefault(node.attr, []).append(index)
+        indices = sorted(index for name in names for index in self._attributes_by_name.get(name, ()))
+        return [self.attributes[index] for index in indices]
+
+    def names_spelled(self, names: Iterable[str]) -> list[ast.Name]:
+        """The names read that spell one of ``names``."""
+        return [node for name in names for node in self._names_by_id.get(name, ())]
 
     def references(self, binding: Binding) -> list[ast.Name] | None:
         """Every use of ``binding``; None when some use might also mean another binding."""

@@ -50,6 +50,7 @@ _STRING_REST = {
     "'": re.compile(r"[^'\\\n]*(?:\\.[^'\\\n]*)*'", re.DOTALL),
 }
 _CLOSERS = ")]}"
+_WORD = re.compile(r"\w+")
 _CLAUSE_KEYWORDS = "(?:else|elif|except|finally)"
 _DECORATED = ("@", "def ", "class ", "async ")  # lines a decorator may stand before
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -143,6 +144,30 @@ def cut(text: str, focus: tuple[int, ...]) -> Skeleton | None:
         kept = region.last_offset
     chunks.append(text[kept:])
     return Skeleton("".join(chunks), tuple(regions))
+
+
+def may_hide_a_word(text: str, words: frozenset[str]) -> bool:
+    """Might an import let later code use a trigger word without spelling it: a star import, or a
+    name bound to a path through a word under another name (`from torch import qr as q`, `from
+    torch.utils._sympy.solve import try_solve`)? Then the resolver needs every body (see
+    ``resolver.Focus``) and a skeleton would be parsed in vain. Judged on each import statement's
+    first line: a miss costs one parse more (the resolver still asks for the whole tree), a false
+    alarm the cut."""
+    position = text.find("import")
+    while position >= 0:
+        start = text.rfind("\n", 0, position) + 1
+        end = text.find("\n", position) + 1 or len(text)
+        line = text[start:end].strip()
+        if line.startswith("from "):
+            module, _, names = line[5:].partition(" import ")
+            if names.lstrip().startswith("*") or not words.isdisjoint(_WORD.findall(module)):
+                return True
+            if " as " in names and not words.isdisjoint(_WORD.findall(names)):
+                return True
+        elif line.startswith("import ") and " as " in line and not words.isdisjoint(_WORD.findall(line)):
+            return True
+        position = text.find("import", end)
+    return False
 
 
 def _supported(text: str) -> bool:
