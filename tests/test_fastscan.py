@@ -107,9 +107,9 @@ def test_runs_with_and_without_grep_find_the_same(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(runner, "SCAN_MIN_FILES", 1)
     used = []
-    real = fastscan.files_with_words
+    real = fastscan.lines_with_words
     monkeypatch.setattr(
-        fastscan, "files_with_words", lambda paths, words, **options: used.append(len(paths)) or real(paths, words, **options)
+        fastscan, "lines_with_words", lambda paths, words, **options: used.append(len(paths)) or real(paths, words, **options)
     )
     with_grep = findings()
     monkeypatch.setattr(runner, "SCAN_MIN_FILES", 10**9)
@@ -147,3 +147,31 @@ def test_a_wide_file_among_many_is_reported_and_a_fifo_too(tmp_path: Path, monke
                        checker, Discovery(), runner.RunOptions())
     assert sorted((Path(d.path).name, d.code) for d in found.diagnostics) == [("pipe.py", "TU000"), ("wide.py", "TU001")]
     assert found.files_checked == 2 and found.files_failed == 1
+
+
+def python_lines(data: bytes, words: list[str]) -> set[int]:
+    """The lines (counted by `\\n`) that hold one of ``words``."""
+    pattern = TriggerPattern(words).bytes
+    return {data.count(b"\n", 0, match.start()) + 1 for match in pattern.finditer(data)}
+
+
+@needs_grep
+def test_grep_reports_every_line_that_holds_a_word(tmp_path: Path) -> None:
+    """Even where its non-overlapping `-o` matches skip a word: `qr,eig` (the comma went with `qr`)."""
+    files = {
+        **TRICKY,
+        "adjacent.py": b"x = qr,eig(a)\ny = 1\n# qr\n",
+        "many.py": b"".join(b"%d qr eig\n" % n if n % 3 else b"pass\n" for n in range(50)),
+    }
+    paths = []
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        paths.append(str(tmp_path / name))
+    found = fastscan.lines_with_words(paths, WORDS)
+    assert found is not None
+    for name, data in files.items():
+        if name in ("utf-16.py",):
+            continue  # (UTF-16: no word is visible in its bytes to either)
+        expected = python_lines(data, WORDS)
+        assert set(found.get(str(tmp_path / name), ())) == expected, name
+    assert found[str(tmp_path / "adjacent.py")] == (1, 3)

@@ -130,3 +130,46 @@ def test_an_8_bit_file_is_scanned_again_as_text() -> None:
     utf8 = SourceFile.from_bytes("m.py", raw.decode("latin-1").encode("utf-8").replace(b"latin-1", b"utf-8"))
     assert [d.line for d in checker.analyze(utf8, checker.prescan(utf8.raw, "m.py")).diagnostics] == [5]
     assert checker.analyze(utf8, wrong).diagnostics == []  # (reused for UTF-8: the focus decides)
+
+
+SCAN_CASES = {
+    "words, scope and keep words": b"import torch\nglobal g\nclass A:\n    def __init__(self):\n        x.qr()\n",
+    "two words on a line, the first in a comment": b"# qr\nx = 1  # solve, then torch.qr\n",
+    "a word only in prose": b'"""We solve it."""\ndef solve(a):\n    return a\n',
+    "a star import": b"from m import *\nsolve(a)\n",
+    "words at the start and the end": b"qr = 1\nx = balanced",
+    "a word after import": b"from torch import qr\n",
+    "nonlocal and __init__ inside words": b"my_global = 1\nx.__init__s = nonlocals\n",
+    "no trigger word": b"x = 1\nglobal y\n",
+}
+
+
+@pytest.mark.parametrize("name", SCAN_CASES)
+def test_a_scan_of_the_lines_grep_names_equals_the_whole_scan(name: str) -> None:
+    """grep (``fastscan.lines_with_words``) names every line that holds a trigger word; the scan
+    then reads the words on those lines alone and finds scope and keep words by plain search."""
+    content = SCAN_CASES[name]
+    pattern = TriggerPattern(["qr", "solve", "balanced"], keep_words=["__init__"])
+    lines = tuple(sorted({content.count(b"\n", 0, m.start()) + 1 for m in pattern.bytes.finditer(content)}))
+    assert pattern.scan(content, lines) == pattern.scan(content)
+
+
+def test_the_line_scan_on_real_sources_equals_the_whole_scan() -> None:
+    from pathlib import Path
+
+    from torchup.rules import all_rules
+
+    root = Path(__file__).resolve().parent.parent
+    words = [word for rule in all_rules() for word in rule.triggers]
+    pattern = TriggerPattern(words, keep_words=["__init__"])
+    for path in sorted((root / "torchup").rglob("*.py")) + sorted((root / "tests").rglob("*.py")):
+        content = path.read_bytes()
+        lines = tuple(sorted({content.count(b"\n", 0, m.start()) + 1 for m in pattern.bytes.finditer(content)}))
+        assert pattern.scan(content, lines) == pattern.scan(content), path
+
+
+def test_carriage_returns_take_the_whole_scan() -> None:
+    """grep counts lines by `\\n` alone; Python also ends one at `\\r`: the given lines are not used."""
+    content = b"import torch\rx = torch.qr(a)\r"
+    assert PATTERN.scan(content, ()) == PATTERN.scan(content)
+    assert PATTERN.scan(content).lines == (2,)

@@ -38,15 +38,26 @@ def files_with_words(paths: Sequence[str], words: Iterable[str], or_wide_start: 
     """The subset of ``paths`` that contain one of ``words`` as a whole word (or, with
     ``or_wide_start``, a line that starts like a UTF-16/32 byte-order mark), or None when grep
     cannot answer for every file (then scan in Python)."""
+    found = lines_with_words(paths, words, or_wide_start)
+    return None if found is None else set(found)
+
+
+def lines_with_words(
+    paths: Sequence[str], words: Iterable[str], or_wide_start: bool = False
+) -> dict[str, tuple[int, ...]] | None:
+    """``files_with_words``, each file with the numbers of the lines (counted by `\\n`) grep
+    matched: every line that holds a word, though not every word on it (grep's `-o` matches do
+    not overlap, and in `qr,cholesky` the comma went with `qr`): read the words again there."""
     expression = pattern_for(words)
     grep = shutil.which("grep")
     if expression is None or grep is None:
         return None
-    found: set[str] = set()
+    found: dict[str, set[int]] = {}
     batches = list(_batches(paths, max(1, min(os.cpu_count() or 1, 8))))
     # -a: binary files are text too; -D skip: never open a FIFO or device (it could block);
-    # -s: errors show in the exit status alone; --null: any byte may occur in a file name.
-    options: list[str | bytes] = [grep, "-l", "-a", "-s", "-E", "-D", "skip", "--null", "-e", expression]
+    # -s: errors show in the exit status alone; --null: any byte may occur in a file name;
+    # -n -o -H: `name NUL line:match` for each match (a match is one line at most).
+    options: list[str | bytes] = [grep, "-n", "-o", "-H", "-a", "-s", "-E", "-D", "skip", "--null", "-e", expression]
     if or_wide_start:
         options += ["-e", _WIDE_START]
     options.append("--")
@@ -69,11 +80,28 @@ def files_with_words(paths: Sequence[str], words: Iterable[str], or_wide_start: 
             continue
         if process.returncode not in (0, 1):  # 2: an error, perhaps one file; do not guess which
             failed = True
-        found.update(os.fsdecode(name) for name in output.split(b"\0") if name)
+        if not _read_matches(output, found):
+            failed = True
     if failed:
         return None
-    wanted = set(paths)
-    return found if found <= wanted else None  # a name grep printed that was not asked: distrust it
+    if not set(found) <= set(paths):
+        return None  # a name grep printed that was not asked: distrust it
+    return {path: tuple(sorted(lines)) for path, lines in found.items()}
+
+
+def _read_matches(output: bytes, found: dict[str, set[int]]) -> bool:
+    """Add grep's `name NUL line:match LF` records to ``found``; False if one does not parse."""
+    position, size = 0, len(output)
+    while position < size:
+        name_end = output.find(b"\0", position)
+        colon = output.find(b":", name_end + 1)
+        line_end = output.find(b"\n", colon + 1)
+        if name_end < 0 or colon < 0 or line_end < 0 or not output[name_end + 1 : colon].isdigit():
+            return False
+        name = os.fsdecode(output[position:name_end])
+        found.setdefault(name, set()).add(int(output[name_end + 1 : colon]))
+        position = line_end + 1
+    return True
 
 
 def _batches(paths: Sequence[str], count: int) -> Iterable[list[str]]:

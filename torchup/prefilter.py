@@ -19,8 +19,9 @@ imports keeps every occurrence. Spaces, tabs and form feeds in between are skipp
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import AnyStr
 
@@ -51,10 +52,15 @@ class TriggerPattern:
             return _in_code(content, self.bytes, _STAR_IMPORT_BYTES, b"import")
         return _in_code(content, self.text, _STAR_IMPORT, "import")
 
-    def scan(self, content: str | bytes) -> Occurrences:
+    def scan(self, content: str | bytes, lines: tuple[int, ...] | None = None) -> Occurrences:
         """Both stages and the focus lines in one pass over the text (or its bytes, when it is
         UTF-8: ASCII word boundaries there find a superset of the text's words, so the answer may
-        only grow)."""
+        only grow). ``lines``: every line of the bytes that holds a trigger word (grep's), when
+        known: the words are then read on those lines alone, and the scope and keep words found
+        by a plain search (Python's regex engine tries an alternation at every byte: ten times
+        slower)."""
+        if lines is not None and isinstance(content, bytes) and b"\r" not in content:
+            return self._scan_lines(content, lines)
         if isinstance(content, bytes):
             matches = [(match.start(), match.group().decode("ascii")) for match in self._focus_bytes.finditer(content)]
             star, keyword, newline, carriage = _STAR_IMPORT_BYTES, b"import", b"\n", b"\r"
@@ -70,6 +76,42 @@ class TriggerPattern:
         focused = [offset for offset, word in matches if word not in self._keep_only]
         lines = _line_numbers(content, focused, newline, carriage)
         return Occurrences(lines, frozenset(word for _, word in words), in_code, kept)
+
+
+    def _scan_lines(self, content: bytes, lines: tuple[int, ...]) -> Occurrences:
+        """``scan`` of bytes with `\\n` line breaks, given every line that holds a trigger word."""
+        rows = content.split(b"\n")
+        found: list[tuple[int, int, str]] = []  # (line, offset in it, word)
+        for number in lines:
+            if 0 < number <= len(rows):
+                matches = self.bytes.finditer(rows[number - 1])
+                found += [(number, match.start(), match.group().decode("ascii")) for match in matches]
+        present = frozenset(word for _, _, word in found)
+        in_code = bool(found) and (
+            _star_import(content, _STAR_IMPORT_BYTES)
+            or any(_reference_position(rows[number - 1], offset, b"import") for number, offset, _ in found)
+        )
+        focused = {number for number, _, _ in found}
+        kept: set[int] = set()
+        starts: list[int] | None = None
+        for word in (*SCOPE_KEYWORDS, *self._keep_only):
+            for offset in _whole_word_offsets(content, word.encode("ascii")):
+                if starts is None:
+                    starts = list(itertools.accumulate((len(row) + 1 for row in rows), initial=0))
+                number = bisect.bisect_right(starts, offset)
+                (kept if word in self._keep_only else focused).add(number)
+        ordered = tuple(sorted(focused))
+        return Occurrences(ordered, present, in_code, tuple(sorted(kept | focused)) if kept else ordered)
+
+
+def _whole_word_offsets(content: bytes, word: bytes) -> Iterator[int]:
+    """Where ``word`` occurs as a whole word (ASCII boundaries, as ``\\b`` in a bytes pattern)."""
+    offset = content.find(word)
+    while offset >= 0:
+        end = offset + len(word)
+        if not (offset and _is_word_char(content[offset - 1 : offset])) and not _is_word_char(content[end : end + 1]):
+            yield offset
+        offset = content.find(word, offset + 1)
 
 
 SCOPE_KEYWORDS = frozenset({"global", "nonlocal"})

@@ -54,6 +54,7 @@ class RunOptions:
     progress: Callable[[int, int], None] | None = None  # (files done, total)
     verbose: bool = False  # print the traceback of an internal error (the run still goes on)
     word_misses: frozenset[str] = frozenset()  # files grep found no trigger word in (fastscan)
+    word_lines: dict[str, tuple[int, ...]] = field(default_factory=dict)  # the others: the lines it saw them on
 
 
 @dataclass
@@ -105,7 +106,8 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
     if options.fix and not options.diff:
         remove_stale_temporaries(found)
     total = len(pending)
-    options = dataclasses.replace(options, word_misses=_scan_for_words(pending, checker))
+    misses, lines = _scan_for_words(pending, checker)
+    options = dataclasses.replace(options, word_misses=misses, word_lines=lines)
     done = 0
 
     def merge(partial: RunResult) -> None:
@@ -140,11 +142,12 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
 # Below this many files, scanning in Python is as fast as starting grep (torchup.fastscan).
 SCAN_MIN_FILES = 200
 
-def _scan_for_words(pending: list[Target], checker: Checker) -> frozenset[str]:
-    """Stage 1 of the pre-filter by grep, for many files at once: the files without a trigger word."""
+def _scan_for_words(pending: list[Target], checker: Checker) -> tuple[frozenset[str], dict[str, tuple[int, ...]]]:
+    """Stage 1 of the pre-filter by grep, for many files at once: the files without a trigger word,
+    and for the others the lines grep found one on (the prescan then reads only those lines)."""
     if len(pending) < SCAN_MIN_FILES:
-        return frozenset()
-    from torchup.fastscan import files_with_words  # (subprocess costs start-up; small runs skip it)
+        return frozenset(), {}
+    from torchup.fastscan import lines_with_words  # (subprocess costs start-up; small runs skip it)
 
     groups: dict[int, tuple[TriggerPattern, list[str]]] = {}
     for target in pending:
@@ -152,11 +155,13 @@ def _scan_for_words(pending: list[Target], checker: Checker) -> frozenset[str]:
         if pattern is not None:
             groups.setdefault(id(pattern), (pattern, []))[1].append(target.path)
     misses: set[str] = set()
+    lines: dict[str, tuple[int, ...]] = {}
     for pattern, paths in groups.values():
-        hits = files_with_words(paths, pattern.words, or_wide_start=True) if len(paths) >= SCAN_MIN_FILES else None
+        hits = lines_with_words(paths, pattern.words, or_wide_start=True) if len(paths) >= SCAN_MIN_FILES else None
         if hits is not None:
             misses.update(path for path in paths if path not in hits)
-    return frozenset(misses)
+            lines.update(hits)
+    return frozenset(misses), lines
 
 
 def _identity(path: str) -> tuple[object, os.stat_result | None]:
@@ -292,7 +297,7 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
     if is_notebook(path):
         _process_notebook(path, raw, checker, options, result)
         return
-    prescan = None if path in options.word_misses else checker.prescan(raw, path)
+    prescan = None if path in options.word_misses else checker.prescan(raw, path, options.word_lines.get(path))
     if (prescan is None or not prescan.could_match) and wide_encoding(raw) is None:
         return  # no trigger word: nothing this run can find (in UTF-16 bytes the words cannot be seen)
     try:
