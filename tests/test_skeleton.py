@@ -66,10 +66,6 @@ def _sources() -> list[Path]:
 @pytest.mark.parametrize("path", _sources(), ids=lambda path: str(path.relative_to(path.parents[1])))
 def test_the_skeleton_is_the_original_less_the_blanked_bodies(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    try:
-        ast.parse(text)
-    except SyntaxError:
-        pytest.skip("not valid on this Python")
     count = text.count("\n") + 1
     for focus in [(), tuple(range(1, count, 7)), tuple(range(3, count, 41)), (count // 2,)]:
         assert_faithful(text, focus)
