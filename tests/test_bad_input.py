@@ -63,7 +63,7 @@ def undecodable(root: Path):
 
 def binary_with_nul(root: Path):
     path = root / "binary.py"
-    path.write_bytes(b"# cholesky\n\x00\x01\x02\x03\xff")
+    path.write_bytes(b"L = torch.cholesky(A)\n\x00\x01\x02\x03\xff")  # (a word in code: the pre-filter reads it)
     return path, path, ("TU001", 2, 1, ["NUL"])
 
 

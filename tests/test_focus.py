@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -328,11 +329,37 @@ def test_bodies_without_a_trigger_are_not_walked() -> None:
         ("from torch.jit import script\ndef f():\n    return 1\ndef g(m):\n    return script(m)\n", {"jit"}),
         ("from torch import *\ndef f():\n    return 1\ndef g(a):\n    return qr(a)\n", {"qr"}),
     ],
-    ids=["alias", "name-imported-from-a-trigger-module", "star-import"],
+    ids=["alias", "name-imported-through-a-path-word", "star-import"],
 )
 def test_names_that_can_hide_a_trigger_word_walk_everything(code: str, words: set[str]) -> None:
-    focused = Resolver(ast.parse(code), Focus(lines=(1,), words=frozenset(words)))
+    focused = Resolver(ast.parse(code), Focus(lines=(1,), words=frozenset(words), path_words=frozenset({"jit"})))
     assert len(focused.scopes) == 3
+
+
+def test_a_name_imported_through_a_module_named_by_a_word_keeps_the_focus() -> None:
+    """`try_solve` is `torch.utils._sympy.solve.try_solve`: no rule's name has `solve` before its
+    end (it is no path word), so no use of `try_solve` can reach one, and `f` is skipped."""
+    code = "from torch.utils._sympy.solve import try_solve\ndef f():\n    return try_solve(1)\n"
+    focused = Resolver(ast.parse(code), Focus(lines=(1,), words=frozenset({"solve"})))
+    assert len(focused.scopes) == 1
+
+
+def test_every_trigger_word_inside_a_rules_dotted_name_is_a_path_word() -> None:
+    """What ``Rule.path_words`` must list, read off the dotted names the rule modules spell."""
+    import re
+    import sys
+
+    from torchup.rules import all_rules
+
+    helpers = "".join(
+        Path(module.__file__).read_text(encoding="utf-8")
+        for name, module in sorted(sys.modules.items())
+        if name.startswith("torchup.rules._") and module.__file__
+    )
+    for rule in all_rules():
+        text = Path(sys.modules[type(rule).__module__].__file__).read_text(encoding="utf-8") + helpers
+        inner = {part for name in re.findall(r"\b(?:torch|sys|os)(?:\.\w+)+", text) for part in name.split(".")[:-1]}
+        assert inner & set(rule.triggers) <= set(rule.path_words), rule.code
 
 
 def test_a_plain_import_of_a_trigger_word_keeps_the_focus() -> None:

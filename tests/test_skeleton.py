@@ -77,6 +77,17 @@ def test_most_of_a_file_without_focus_is_blanked() -> None:
     assert skeleton is not None and len(skeleton.text.replace("\n", "")) < len(text) / 2
 
 
+def test_the_prescans_lexing_of_the_bytes_cuts_the_same() -> None:
+    """The checker hands the cut the spans stage 3 found in an ASCII file's bytes."""
+    from torchup.lexing import spans_of
+
+    for path in sorted((ROOT / "torchup").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if text.isascii():
+            focus = tuple(range(5, text.count("\n"), 37))
+            assert cut(text, focus, spans_of(text.encode())) == cut(text, focus), path
+
+
 CASES = {
     "docstring with code at column 0": '''
         def f(a):
@@ -325,7 +336,9 @@ def test_the_checker_parses_the_skeleton_where_it_can(
     ("line", "hides"),
     [
         ("from torch import qr as q", True),
-        ("from torch.utils._sympy.solve import try_solve", True),
+        ("from torch._higher_order_ops.cond import cond_op", True),  # (`cond` is a path word)
+        ("from torch.utils._sympy.solve import try_solve", False),  # (`solve` is none)
+        ("from torch.utils._sympy.solve import try_solve as t", False),
         ("import torch.linalg.solve as s", True),
         ("from m import *", True),
         ("from torch import qr", False),
@@ -335,7 +348,7 @@ def test_the_checker_parses_the_skeleton_where_it_can(
     ],
 )
 def test_imports_that_may_hide_a_trigger_word(line: str, hides: bool) -> None:
-    assert may_hide_a_word(f"import os\n{line}\n", frozenset({"qr", "solve"})) is hides
+    assert may_hide_a_word(f"import os\n{line}\n", frozenset({"qr", "solve", "cond"}), frozenset({"cond"})) is hides
 
 
 def test_a_skeleton_that_fails_its_check_falls_back_to_the_whole_text(monkeypatch: pytest.MonkeyPatch) -> None:

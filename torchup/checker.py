@@ -213,7 +213,9 @@ class Checker:
             found = prescan.found if reusable else scan.scan(source.text)  # type: ignore[union-attr]
         if not self.file_settings(source.path).rules or not self._could_match(source.text, source.path, found):
             return analysis
-        focus = Focus(found.lines, self._words(rules), found.present) if found is not None else None
+        focus = None
+        if found is not None:
+            focus = Focus(found.lines, self._words(rules), found.present, self._path_words(rules))
         skeleton = self._skeleton(source, rules, focus, found)
         try:
             tree, skeletal = parse(source, skeleton)
@@ -271,10 +273,18 @@ class Checker:
             return None
         from torchup.skeleton import cut, may_hide_a_word  # (here: a run that finds everything cached never needs it)
 
-        return None if may_hide_a_word(source.text, focus.words) else cut(source.text, found.kept)
+        if may_hide_a_word(source.text, focus.words, focus.path_words):
+            return None
+        spans = found.spans
+        if spans is not None and spans.text is not source.text:  # the bytes': offsets agree if all are ASCII
+            spans = spans if len(spans.text) == len(source.text) and source.text.isascii() else None
+        return cut(source.text, found.kept, spans)
 
     def _words(self, rules: list[Rule]) -> frozenset[str]:
         return frozenset(word for rule in rules for word in rule.triggers)
+
+    def _path_words(self, rules: list[Rule]) -> frozenset[str]:
+        return frozenset(word for rule in rules for word in rule.path_words)
 
     def syntax_error(self, source: SourceFile, exc: SyntaxError) -> Diagnostic:
         line = exc.lineno or 1

@@ -14,16 +14,27 @@ What remains is a word right after another word: `we solve`, `def qr`, `return s
 first two are prose or definitions; the third is a bare name, which refers to torch only through
 an import (whose `import qr` is kept) or through `from torch import *` — so a file that star-
 imports keeps every occurrence. Spaces, tabs and form feeds in between are skipped.
+
+Stage 3 runs on the files stage 2 passes: of their words, those in a comment or in prose (a
+string, no f-string, whose value holds a line break: see ``lexing.Spans.prose``) are dropped, as
+no reference stands there. It needs a lexer (``lexing.py``) but settles most of the files whose
+words are all in docstrings or comments (`linalg.cholesky` in a comment passes stage 2), and what
+it keeps is the focus: the lines of the words that remain.
+
+What the three stages rely on: a finding needs a reference spelled in code, or a string constant
+whose whole value is a trigger word (`acc_policy="balanced"`).
 """
 
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import AnyStr
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, AnyStr
+
+if TYPE_CHECKING:
+    from torchup.lexing import Spans
 
 # Without a leading `\b`, Python's regex engine finds the literal `import` by a fast search: thirty
 # times faster on large files. The word boundary before it is checked by ``_star_import``.
@@ -48,12 +59,16 @@ class TriggerPattern:
         self._focus_bytes = re.compile(self._focus.pattern.encode("ascii"))
 
     def could_match(self, content: str | bytes) -> bool:
+        """Stages 1 to 3 on a whole text: may it hold a finding?"""
         if isinstance(content, bytes):
-            return _in_code(content, self.bytes, _STAR_IMPORT_BYTES, b"import")
-        return _in_code(content, self.text, _STAR_IMPORT, "import")
+            if self.bytes.search(content) is None:
+                return False
+        elif self.text.search(content) is None:
+            return False
+        return self.scan(content).in_code
 
     def scan(self, content: str | bytes, lines: tuple[int, ...] | None = None) -> Occurrences:
-        """Both stages and the focus lines in one pass over the text (or its bytes, when it is
+        """The three stages and the focus lines in one pass over the text (or its bytes, when it is
         UTF-8: ASCII word boundaries there find a superset of the text's words, so the answer may
         only grow). ``lines``: every line of the bytes that holds a trigger word (grep's), when
         known: the words are then read on those lines alone, and the scope and keep words found
@@ -63,45 +78,73 @@ class TriggerPattern:
             return self._scan_lines(content, lines)
         if isinstance(content, bytes):
             matches = [(match.start(), match.group().decode("ascii")) for match in self._focus_bytes.finditer(content)]
-            star, keyword, newline, carriage = _STAR_IMPORT_BYTES, b"import", b"\n", b"\r"
+            newline, carriage = b"\n", b"\r"
         else:
             matches = [(match.start(), match.group()) for match in self._focus.finditer(content)]
-            star, keyword, newline, carriage = _STAR_IMPORT, "import", "\n", "\r"  # type: ignore[assignment]
-        words = [(offset, word) for offset, word in matches if word in self.words]
-        in_code = bool(words) and _referred_to(content, (offset for offset, _ in words), star, keyword)  # type: ignore[arg-type]
-        if not self._keep_only:
-            lines = _line_numbers(content, [offset for offset, _ in matches], newline, carriage)
-            return Occurrences(lines, frozenset(word for _, word in words), in_code, lines)
-        kept = _line_numbers(content, [offset for offset, _ in matches], newline, carriage)
-        focused = [offset for offset, word in matches if word not in self._keep_only]
-        lines = _line_numbers(content, focused, newline, carriage)
-        return Occurrences(lines, frozenset(word for _, word in words), in_code, kept)
-
+            newline, carriage = "\n", "\r"  # type: ignore[assignment]
+        numbers = _line_of_each(content, [offset for offset, _ in matches], newline, carriage)  # type: ignore[arg-type]
+        found: list[tuple[int, int, str]] = []
+        others: list[tuple[int, int, str]] = []
+        for (offset, word), number in zip(matches, numbers, strict=True):
+            (found if word in self.words else others).append((number, offset, word))
+        return self._occurrences(content, found, others)
 
     def _scan_lines(self, content: bytes, lines: tuple[int, ...]) -> Occurrences:
         """``scan`` of bytes with `\\n` line breaks, given every line that holds a trigger word."""
         rows = content.split(b"\n")
-        found: list[tuple[int, int, str]] = []  # (line, offset in it, word)
+        found: list[tuple[int, int, str]] = []  # (line, offset, word)
+        line, start = 1, 0  # a line and the offset where it starts
         for number in lines:
             if 0 < number <= len(rows):
+                start += sum(map(len, rows[line - 1 : number - 1])) + number - line
+                line = number
                 matches = self.bytes.finditer(rows[number - 1])
-                found += [(number, match.start(), match.group().decode("ascii")) for match in matches]
-        present = frozenset(word for _, _, word in found)
-        in_code = bool(found) and (
-            _star_import(content, _STAR_IMPORT_BYTES)
-            or any(_reference_position(rows[number - 1], offset, b"import") for number, offset, _ in found)
+                found += [(number, start + match.start(), match.group().decode("ascii")) for match in matches]
+        spelled = sorted(
+            (offset, word)
+            for word in (*SCOPE_KEYWORDS, *self._keep_only)
+            for offset in _whole_word_offsets(content, word.encode("ascii"))
         )
+        numbers = _line_of_each(content, [offset for offset, _ in spelled], b"\n", b"\r")
+        others = [(number, offset, word) for (offset, word), number in zip(spelled, numbers, strict=True)]
+        return self._occurrences(content, found, others)
+
+    def _occurrences(
+        self, content: str | bytes, found: list[tuple[int, int, str]], others: list[tuple[int, int, str]]
+    ) -> Occurrences:
+        """Stages 2 and 3 on the trigger words ``found`` and the scope and keep words ``others``
+        (line, offset, word)."""
+        keyword = b"import" if isinstance(content, bytes) else "import"
+        star = _star_import(content, _STAR_IMPORT_BYTES if isinstance(content, bytes) else _STAR_IMPORT)  # type: ignore[arg-type]
+        in_code = bool(found) and (star or any(_reference_position(content, at, keyword) for _, at, _ in found))
+        spans = None
+        if in_code:
+            spans, (found, others) = _outside_prose(content, found, others)
+            in_code = bool(found) and (star or any(_reference_position(content, at, keyword) for _, at, _ in found))
         focused = {number for number, _, _ in found}
         kept: set[int] = set()
-        starts: list[int] | None = None
-        for word in (*SCOPE_KEYWORDS, *self._keep_only):
-            for offset in _whole_word_offsets(content, word.encode("ascii")):
-                if starts is None:
-                    starts = list(itertools.accumulate((len(row) + 1 for row in rows), initial=0))
-                number = bisect.bisect_right(starts, offset)
-                (kept if word in self._keep_only else focused).add(number)
+        for number, _, word in others:
+            (kept if word in self._keep_only else focused).add(number)
         ordered = tuple(sorted(focused))
-        return Occurrences(ordered, present, in_code, tuple(sorted(kept | focused)) if kept else ordered)
+        present = frozenset(word for _, _, word in found)
+        return Occurrences(ordered, present, in_code, tuple(sorted(kept | focused)) if kept else ordered, spans)
+
+
+def _outside_prose(
+    content: str | bytes, *groups: list[tuple[int, int, str]]
+) -> tuple[Spans[str] | Spans[bytes] | None, list[list[tuple[int, int, str]]]]:
+    """Stage 3: the lexer's spans, and of each group of words (line, offset, word) those that
+    stand in code, not in a comment or in prose (see ``lexing.Spans.prose``); every word when the
+    text cannot be lexed (or has a lone CR: a line break to Python, not to the lexer)."""
+    carriage, pair = ("\r", "\r\n") if isinstance(content, str) else (b"\r", b"\r\n")
+    if carriage in content and content.count(carriage) != content.count(pair):  # type: ignore[arg-type]
+        return None, list(groups)
+    from torchup.lexing import spans_of  # (only files stage 2 passes need it)
+
+    spans = spans_of(content)
+    if spans is None:
+        return None, list(groups)
+    return spans, [[occurrence for occurrence in group if spans.in_code(occurrence[1])] for group in groups]
 
 
 def _whole_word_offsets(content: bytes, word: bytes) -> Iterator[int]:
@@ -119,30 +162,33 @@ SCOPE_KEYWORDS = frozenset({"global", "nonlocal"})
 
 @dataclass(frozen=True)
 class Occurrences:
-    """What one scan of a file found: the lines that spell a trigger word or `global`/`nonlocal`
-    (stage 1: a superset, for the focus), the trigger words present, stage 2's answer, and the
-    lines whose bodies the parse keeps (the focus, and the lines of ``Rule.keep_words``)."""
+    """What one scan of a file found: the lines that spell a trigger word in code (after stage 3,
+    when stage 2 passed the file) or `global`/`nonlocal`, for the focus; the trigger words present
+    there; the stages' answer; and the lines whose bodies the parse keeps (the focus, and the lines
+    of ``Rule.keep_words``)."""
 
     lines: tuple[int, ...]  # 1-based, sorted, distinct
     present: frozenset[str]
     in_code: bool
     kept: tuple[int, ...]  # a superset of ``lines``
+    # Stage 3's lexing of the scanned content, when it ran (the skeleton's cut needs it again).
+    spans: Spans[str] | Spans[bytes] | None = field(default=None, compare=False, repr=False)
 
 
-def _line_numbers(content: AnyStr, offsets: list[int], newline: AnyStr, carriage: AnyStr) -> tuple[int, ...]:
-    """The lines of ``offsets`` (ascending), as Python counts them (`\\r\\n`, `\\r` or `\\n` ends one)."""
+def _line_of_each(content: AnyStr, offsets: list[int], newline: AnyStr, carriage: AnyStr) -> list[int]:
+    """The line of each of ``offsets`` (ascending), as Python counts them (`\\r\\n`, `\\r` or `\\n`
+    ends one)."""
     if carriage in content:
         breaks = rb"\r\n|\r|\n" if isinstance(content, bytes) else r"\r\n|\r|\n"
         ends = [match.end() for match in re.finditer(breaks, content)]
-        return tuple(sorted({bisect.bisect_right(ends, offset) + 1 for offset in offsets}))
+        return [bisect.bisect_right(ends, offset) + 1 for offset in offsets]
     lines: list[int] = []
     line, last = 1, 0
     for offset in offsets:
         line += content.count(newline, last, offset)
         last = offset
-        if not lines or lines[-1] != line:
-            lines.append(line)
-    return tuple(lines)
+        lines.append(line)
+    return lines
 
 
 def _trie(words: list[str]) -> str:
@@ -158,20 +204,6 @@ def _trie(words: list[str]) -> str:
     if "" in words:
         return f"(?:{'|'.join(parts)})?"
     return parts[0] if len(parts) == 1 else f"(?:{'|'.join(parts)})"
-
-
-def _in_code(content: AnyStr, words: re.Pattern[AnyStr], star: re.Pattern[AnyStr], keyword: AnyStr) -> bool:
-    first = words.search(content)
-    if first is None:
-        return False
-    return _referred_to(content, (match.start() for match in words.finditer(content, first.start())), star, keyword)
-
-
-def _referred_to(content: AnyStr, offsets: Iterable[int], star: re.Pattern[AnyStr], keyword: AnyStr) -> bool:
-    """Stage 2: may one of the words at ``offsets`` be code that refers to torch?"""
-    if _star_import(content, star):
-        return True  # `from m import *`: a bare name may be the torch function itself
-    return any(_reference_position(content, offset, keyword) for offset in offsets)
 
 
 def _star_import(content: AnyStr, star: re.Pattern[AnyStr]) -> bool:

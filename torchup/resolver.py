@@ -109,6 +109,7 @@ class Focus:
     lines: tuple[int, ...]  # sorted
     words: frozenset[str]  # the trigger words of the rules that may run
     present: frozenset[str] = frozenset()  # those that occur in the file
+    path_words: frozenset[str] = frozenset()  # those that name a module on a rule's path (Rule.path_words)
 
     def touches(self, node: ast.stmt) -> bool:
         end = node.end_lineno or node.lineno
@@ -145,7 +146,7 @@ class Resolver:
         parse of the whole text, for a module where the focus does not hold."""
         self.tree = tree
         self._build(tree, focus)
-        if focus is not None and self._aliases_a_word(focus.words):
+        if focus is not None and self._aliases_a_word(focus.words, focus.path_words):
             if whole_tree is not None:
                 self.tree = whole_tree()
             self._build(self.tree, None)
@@ -167,15 +168,18 @@ class Resolver:
         self.import_bindings: list[Binding] = []
         _ScopeBuilder(self).run(tree)
 
-    def _aliases_a_word(self, words: frozenset[str]) -> bool:
-        """Could a use elsewhere reach a trigger word without spelling it? Through a name imported
-        from it (`from torch.jit import script`, `from torch import qr as q`) or a star import."""
+    def _aliases_a_word(self, words: frozenset[str], path_words: frozenset[str]) -> bool:
+        """Could a use elsewhere reach a trigger word without spelling it? Through a name bound to
+        it under another name (`from torch import qr as q`), a name imported through a module of a
+        rule's path (`from m.cond import f`: ``Rule.path_words``), or a star import."""
         if self.module_scope.star_imports:
             return True
-        return any(
-            binding.target and binding.name not in words and any(part in words for part in binding.target.split("."))
-            for binding in self.import_bindings
-        )
+        for binding in self.import_bindings:
+            if binding.target and binding.name not in words:
+                *path, last = binding.target.split(".")
+                if last in words or not path_words.isdisjoint(path):
+                    return True
+        return False
 
     # -- questions rules ask ------------------------------------------------------------
     def scope_of(self, node: ast.AST) -> Scope:

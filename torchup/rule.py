@@ -80,6 +80,12 @@ class Rule:
     # More words whose lines are parsed in full (torchup/skeleton.py), without making a file a
     # candidate or the resolver walk them: a rule that reads `__init__` bodies lists `__init__`.
     keep_words: ClassVar[tuple[str, ...]] = ()
+    # Trigger words that name a module or class on the way to a name the rule resolves (`cond` in
+    # `torch._higher_order_ops.cond.cond`). An import through a module of that name (`from
+    # m.cond import f`) may then hide the word from later uses, so those files are parsed whole;
+    # through a module named by any other trigger word it cannot (`from m.solve import try_solve`
+    # reaches no `torch.linalg.solve`). tests/test_focus.py checks the rules' dotted names.
+    path_words: ClassVar[tuple[str, ...]] = ()
     # Whether the rule reads code in bodies that spell none of its words or keep words: a local
     # function passed to the call it looks at, every string in the file. Files it runs on are then
     # parsed whole; otherwise such bodies are left out of the parse (torchup/skeleton.py).

@@ -9,8 +9,8 @@ definition's end included (its last statement is kept for that).
 
 The cut is made on text, so it is made only where it can be proved, and then checked:
 
-- a lexer finds the strings, comments and backslash continuations, so a ``def`` inside a docstring
-  or a line inside a multi-line string is never taken for code;
+- a lexer (``lexing.py``) finds the strings, comments and backslash continuations, so a ``def``
+  inside a docstring or a line inside a multi-line string is never taken for code;
 - the skeleton must parse, and each shortened body must come back as that ``pass`` at the line and
   column where it was written. The text before it being the original, the original body began
   there too; the kept last statement starts a line at the body's indentation, outside any string or
@@ -29,6 +29,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from torchup.lexing import Spans, spans_of
+
 # Every scan below is a literal search or a regex anchored on one (`\n`), which Python's regex
 # engine runs at memchr speed; a `^` in MULTILINE mode or an alternation at every position is ten
 # times slower, and the cut must cost a small part of the parse it saves.
@@ -37,18 +39,6 @@ _KEYWORDS = ("def ", "class ")  # (`def\tf` is missed: a definition not found is
 _ODD_BREAKS = "\r\v\f\x1c\x1d\x1e"
 _ODD_BREAKS_WIDE = "\x85\u2028\u2029"
 _TAB_INDENT = re.compile(r"(?:\A|\n)[ ]*\t")  # (a tab in an indentation: columns would not be characters)
-# What can span lines: a triple quote or a backslash-newline (in code, or continuing a string).
-_SPANNING = ('"""', "'''", "\\\n")
-# Code and one-line strings on one line, up to a comment, a line break or what may span lines.
-# The strings are written unrolled (`[^"]*(?:\\.[^"]*)*`): a run of ordinary characters in one
-# step, and never two ways to split a run, which would backtrack exponentially on an unclosed one.
-_LINE_CODE = re.compile(r"""(?:[^"'\\#\n]+|"(?!"")[^"\\\n]*(?:\\.[^"\\\n]*)*"|'(?!'')[^'\\\n]*(?:\\.[^'\\\n]*)*')*""")
-_STRING_REST = {
-    '"""': re.compile(r'[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""', re.DOTALL),
-    "'''": re.compile(r"[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''", re.DOTALL),
-    '"': re.compile(r'[^"\\\n]*(?:\\.[^"\\\n]*)*"', re.DOTALL),
-    "'": re.compile(r"[^'\\\n]*(?:\\.[^'\\\n]*)*'", re.DOTALL),
-}
 _CLOSERS = ")]}"
 _WORD = re.compile(r"\w+")
 _CLAUSE_KEYWORDS = "(?:else|elif|except|finally)"
@@ -112,13 +102,15 @@ def _first_line(statement: ast.stmt) -> int:
     return decorators[0].lineno if decorators else statement.lineno
 
 
-def cut(text: str, focus: tuple[int, ...]) -> Skeleton | None:
-    """The skeleton of ``text`` for the sorted 1-based ``focus`` lines, or None when nothing is cut."""
+def cut(text: str, focus: tuple[int, ...], spans: Spans[str] | Spans[bytes] | None = None) -> Skeleton | None:
+    """The skeleton of ``text`` for the sorted 1-based ``focus`` lines, or None when nothing is
+    cut; ``spans``: the lexer's, if known (of the text, or of its bytes where offsets agree)."""
     if not _supported(text):
         return None
-    spans = _multiline_spans(text)
     if spans is None:
-        return None
+        spans = spans_of(text)
+        if spans is None:
+            return None
     lines = _Lines(text, spans)
     regions: list[Region] = []
     blank_until = -1  # offset: a header before it is in a blanked body
@@ -146,13 +138,13 @@ def cut(text: str, focus: tuple[int, ...]) -> Skeleton | None:
     return Skeleton("".join(chunks), tuple(regions))
 
 
-def may_hide_a_word(text: str, words: frozenset[str]) -> bool:
-    """Might an import let later code use a trigger word without spelling it: a star import, or a
-    name bound to a path through a word under another name (`from torch import qr as q`, `from
-    torch.utils._sympy.solve import try_solve`)? Then the resolver needs every body (see
-    ``resolver.Focus``) and a skeleton would be parsed in vain. Judged on each import statement's
-    first line: a miss costs one parse more (the resolver still asks for the whole tree), a false
-    alarm the cut."""
+def may_hide_a_word(text: str, words: frozenset[str], path_words: frozenset[str] = frozenset()) -> bool:
+    """Might an import let later code use a trigger word without spelling it: a star import, a
+    name bound to a word under another name (`from torch import qr as q`), or a name imported
+    through a module that ``path_words`` names (see ``Rule.path_words``)? Then the resolver needs
+    every body (see ``resolver.Focus``) and a skeleton would be parsed in vain. Judged on each
+    import statement's first line: a miss costs one parse more (the resolver still asks for the
+    whole tree), a false alarm the cut."""
     position = text.find("import")
     while position >= 0:
         start = text.rfind("\n", 0, position) + 1
@@ -160,7 +152,7 @@ def may_hide_a_word(text: str, words: frozenset[str]) -> bool:
         line = text[start:end].strip()
         if line.startswith("from "):
             module, _, names = line[5:].partition(" import ")
-            if names.lstrip().startswith("*") or not words.isdisjoint(_WORD.findall(module)):
+            if names.lstrip().startswith("*") or not path_words.isdisjoint(_WORD.findall(module)):
                 return True
             if " as " in names and not words.isdisjoint(_WORD.findall(names)):
                 return True
@@ -221,10 +213,9 @@ class _Lines:
     """Lines of one text with `\\n` line breaks, by the offsets where they start; which continue a
     string or a backslash continuation; and their numbers, counted from the nearest number known."""
 
-    def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
+    def __init__(self, text: str, spans: Spans[str] | Spans[bytes]) -> None:
         self.text = text
-        self.span_starts = [start for start, _ in spans]
-        self.span_ends = [end for _, end in spans]
+        self.continued = spans.continued
         self._known_offsets = [0]
         self._known_numbers = [1]
         self._dedents: dict[int, re.Pattern[str]] = {}
@@ -239,11 +230,6 @@ class _Lines:
             self._known_offsets.insert(index + 1, offset)
             self._known_numbers.insert(index + 1, number)
         return number
-
-    def continued(self, offset: int) -> bool:
-        """Does the line starting at ``offset`` continue a string or a backslash continuation?"""
-        index = bisect.bisect_left(self.span_starts, offset) - 1
-        return index >= 0 and offset <= self.span_ends[index]
 
     def after(self, offset: int) -> int:
         """The start of the line after the one at ``offset`` (the text's end after the last)."""
@@ -323,41 +309,3 @@ class _Lines:
             last = newline + 1
             if not self.text.startswith(_DECORATED, code):
                 return last  # (a definition's statement begins at its first decorator)
-
-
-def _multiline_spans(text: str) -> list[tuple[int, int]] | None:
-    """(start, end) offsets of the tokens that can span lines: triple-quoted strings, strings
-    continued by a backslash-newline, backslash-newlines in code. None if a string does not close
-    (or a backslash stands alone in code). Only the lines holding a triple quote or a backslash-
-    newline are lexed; every other line is code, comments and one-line strings, as far as spans go."""
-    spans: list[tuple[int, int]] = []
-    upcoming = {token: text.find(token) for token in _SPANNING}
-    position = 0
-    while True:
-        for token, found in upcoming.items():
-            if 0 <= found < position:
-                upcoming[token] = text.find(token, position)
-        hits = [found for found in upcoming.values() if found >= 0]
-        if not hits:
-            return spans
-        hit = min(hits)
-        lexed = _LINE_CODE.match(text, max(text.rfind("\n", 0, hit) + 1, position)).end()  # type: ignore[union-attr]
-        if lexed > hit:  # inside a one-line string
-            position = lexed
-            continue
-        char = text[lexed]
-        if lexed < hit and char == "#":  # inside a comment
-            position = text.find("\n", lexed) + 1 or len(text)
-            continue
-        if char == "\\":
-            if not text.startswith("\\\n", lexed):
-                return None
-            spans.append((lexed, lexed + 2))
-            position = lexed + 2
-            continue
-        quote = text[lexed : lexed + 3] if text.startswith(char * 3, lexed) else char
-        rest = _STRING_REST[quote].match(text, lexed + len(quote))
-        if rest is None:
-            return None
-        spans.append((lexed, rest.end()))
-        position = rest.end()

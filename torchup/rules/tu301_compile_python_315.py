@@ -185,6 +185,7 @@ class CompileOnPython315(Rule):
     until = "2.15"  # 2.15.0 moves the limit to Python 3.16 (torch/__init__.py:3236, torch/_dynamo/eval_frame.py:1749)
     fix_availability = FixAvailability.NONE
     triggers = ("compile", "optimize", "cond")
+    path_words = ("cond",)  # torch._higher_order_ops.cond.cond
     docs = RuleDocs(
         what="""
         When the checked code may run on Python 3.15 or later, finds `torch.compile(...)` (also

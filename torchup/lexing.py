@@ -1,0 +1,164 @@
+"""Where a source text's comments, multi-line strings and backslash continuations are, found
+without tokenizing it: the skeleton's cut and the pre-filter's third stage need no more.
+
+Only the lines holding a triple quote or a backslash-newline are lexed; every other line is code,
+comments and one-line strings, as far as spans go. Every scan is a literal search or a regex
+anchored on one (`\\n`), which Python's regex engine runs at memchr speed. The same code reads
+``str`` and UTF-8 ``bytes``: every character it looks for is ASCII, and no byte of a multi-byte
+UTF-8 character is.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+Text = TypeVar("Text", str, bytes)
+
+# Code and one-line strings on one line, up to a comment, a line break or what may span lines.
+# The strings are written unrolled (`[^"]*(?:\\.[^"]*)*`): a run of ordinary characters in one
+# step, and never two ways to split a run, which would backtrack exponentially on an unclosed one.
+_LINE_CODE = r"""(?:[^"'\\#\n]+|"(?!"")[^"\\\n]*(?:\\.[^"\\\n]*)*"|'(?!'')[^'\\\n]*(?:\\.[^'\\\n]*)*')*"""
+_STRING_REST = {
+    '"""': r'[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""',
+    "'''": r"[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''",
+    '"': r'[^"\\\n]*(?:\\.[^"\\\n]*)*"',
+    "'": r"[^'\\\n]*(?:\\.[^'\\\n]*)*'",
+}
+_SPANNING = ('"""', "'''", "\\\n")  # what can span lines: a triple quote or a backslash-newline
+_CODE_PREFIXES = "fFtT"  # an f-string (or a 3.14 t-string) holds code in its replacement fields
+
+
+@dataclass(frozen=True)
+class _Syntax(Generic[Text]):
+    """The patterns above for one kind of text."""
+
+    line_code: re.Pattern[Text]
+    string_rest: dict[Text, re.Pattern[Text]]
+    spanning: tuple[Text, ...]
+    newline: Text
+    hash: Text
+    backslash: Text
+    backslash_newline: Text
+    code_prefixes: tuple[Text, ...]
+
+
+def _syntax(kind: type[Text]) -> _Syntax[Text]:
+    def convert(text: str) -> Text:
+        return text.encode("ascii") if kind is bytes else text  # type: ignore[return-value]
+
+    return _Syntax(
+        line_code=re.compile(convert(_LINE_CODE)),
+        string_rest={convert(quote): re.compile(convert(rest), re.DOTALL) for quote, rest in _STRING_REST.items()},
+        spanning=tuple(convert(token) for token in _SPANNING),
+        newline=convert("\n"),
+        hash=convert("#"),
+        backslash=convert("\\"),
+        backslash_newline=convert("\\\n"),
+        code_prefixes=tuple(convert(letter) for letter in _CODE_PREFIXES),
+    )
+
+
+_STR: _Syntax[str] = _syntax(str)
+_BYTES: _Syntax[bytes] = _syntax(bytes)
+
+
+@dataclass(frozen=True)
+class Spans(Generic[Text]):
+    """The tokens of ``text`` that can span lines, as (start, end) offsets in order: strings that
+    contain a line break or open with a triple quote, and backslash-newlines in code."""
+
+    text: Text
+    starts: list[int]
+    ends: list[int]
+    # A string whose value holds a line break and that is no f-string: prose (a docstring, a
+    # message), which no rule reads a trigger word from, since a rule that matches a string
+    # matches the whole of its value, and a word holds no line break.
+    prose: list[bool]
+
+    def continued(self, offset: int) -> bool:
+        """Does the line starting at ``offset`` continue a string or a backslash continuation?"""
+        index = bisect.bisect_left(self.starts, offset) - 1
+        return index >= 0 and offset <= self.ends[index]
+
+    def in_code(self, offset: int) -> bool:
+        """Is ``offset`` in code, a one-line string or an f-string: not in a comment or prose?"""
+        text, syntax = self.text, _syntax_of(self.text)
+        position = text.rfind(syntax.newline, 0, offset) + 1
+        index = bisect.bisect_left(self.starts, position) - 1
+        if index >= 0 and position <= self.ends[index]:  # the line continues a span
+            if offset < self.ends[index]:
+                return not self.prose[index]
+            position = self.ends[index]
+        while True:
+            end = syntax.line_code.match(text, position).end()  # type: ignore[union-attr]
+            if offset < end:
+                return True
+            if text[end : end + 1] == syntax.hash:
+                return False
+            index = bisect.bisect_left(self.starts, end)
+            if index == len(self.starts) or self.starts[index] != end:
+                return True  # (cannot happen: the lexer stopped there too) cannot tell, so code
+            if offset < self.ends[index]:
+                return not self.prose[index]
+            position = self.ends[index]
+
+
+def _syntax_of(text: Text) -> _Syntax[Text]:
+    return _BYTES if isinstance(text, bytes) else _STR  # type: ignore[return-value]
+
+
+def spans_of(text: Text) -> Spans[Text] | None:
+    """The spans of ``text`` (`\\n` line breaks), or None if a string does not close or a
+    backslash stands alone in code."""
+    syntax = _syntax_of(text)
+    starts: list[int] = []
+    ends: list[int] = []
+    prose: list[bool] = []
+    upcoming = {token: text.find(token) for token in syntax.spanning}
+    position = 0
+    while True:
+        for token, found in upcoming.items():
+            if 0 <= found < position:
+                upcoming[token] = text.find(token, position)
+        hits = [found for found in upcoming.values() if found >= 0]
+        if not hits:
+            return Spans(text, starts, ends, prose)
+        hit = min(hits)
+        line_start = text.rfind(syntax.newline, 0, hit) + 1
+        lexed = syntax.line_code.match(text, max(line_start, position)).end()  # type: ignore[union-attr]
+        if lexed > hit:  # inside a one-line string
+            position = lexed
+            continue
+        char = text[lexed : lexed + 1]
+        if lexed < hit and char == syntax.hash:  # inside a comment
+            position = text.find(syntax.newline, lexed) + 1 or len(text)
+            continue
+        if char == syntax.backslash:
+            if not text.startswith(syntax.backslash_newline, lexed):
+                return None
+            starts.append(lexed)
+            ends.append(lexed + 2)
+            prose.append(False)
+            position = lexed + 2
+            continue
+        quote = text[lexed : lexed + 3] if text.startswith(char * 3, lexed) else char
+        rest = syntax.string_rest[quote].match(text, lexed + len(quote))
+        if rest is None:
+            return None
+        end = rest.end()
+        starts.append(lexed)
+        ends.append(end)
+        prose.append(len(quote) == 3 and _is_prose(text, lexed, end, syntax))
+        position = end
+
+
+def _is_prose(text: Text, start: int, end: int, syntax: _Syntax[Text]) -> bool:
+    """A triple-quoted string from ``start`` to ``end``: is its value text with a line break?
+    (A backslash-newline adds none; counting `\\\\` + newline as one too only says "code" more.)"""
+    prefix = text[max(start - 2, 0) : start]
+    if any(letter in prefix for letter in syntax.code_prefixes):
+        return False
+    return text.count(syntax.newline, start, end) > text.count(syntax.backslash_newline, start, end)
