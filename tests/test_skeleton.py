@@ -356,7 +356,7 @@ def test_a_skeleton_that_fails_its_check_falls_back_to_the_whole_text(monkeypatc
 
     code = "import torch\n\n" + FAR + "x = torch.qr(1)\n"
     claims = Region(3, 4, 4, 6, 0, 0)  # a `pass` at line 4 that the text does not have
-    monkeypatch.setattr(torchup.skeleton, "cut", lambda text, focus: Skeleton(text, (claims,)))
+    monkeypatch.setattr(torchup.skeleton, "cut", lambda text, focus, spans=None: Skeleton(text, (claims,)))
     seen: list[str] = []
     real = ast.parse
     monkeypatch.setattr(ast, "parse", lambda text, *a, **k: seen.append(text) or real(text, *a, **k))
