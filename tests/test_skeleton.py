@@ -23,16 +23,18 @@ STDLIB = Path(ast.__file__).parent
 
 
 def _normalised(tree: ast.Module, skeleton: Skeleton, *, original: bool) -> str:
-    """``tree`` with each shortened body cut down to the statements the skeleton keeps."""
+    """``tree`` with each shortened body emptied (in the skeleton's, after checking that it is
+    the `pass` and the literal of zeros, ending where the original body ended)."""
     regions = {region.header: region for region in skeleton.regions}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.lineno in regions:
-            region = regions[node.lineno]
-            if original:
-                node.body = [statement for statement in node.body if statement.lineno >= region.last]
-            else:
-                assert isinstance(node.body[0], ast.Pass), ast.dump(node.body[0])
-                node.body = node.body[1:]
+            if not original:
+                region = regions[node.lineno]
+                first, last = node.body
+                assert isinstance(first, ast.Pass) and (first.lineno, first.col_offset) == (region.first, region.indent)
+                assert isinstance(last, ast.Expr) and isinstance(last.value, ast.Constant) and last.value.value == 0
+                assert (last.end_lineno, last.end_col_offset) == (node.end_lineno, node.end_col_offset)
+            node.body = []
     return ast.dump(tree, include_attributes=True)
 
 
@@ -52,8 +54,9 @@ def assert_faithful(text: str, focus: tuple[int, ...]) -> Skeleton | None:
     for region in skeleton.regions:
         assert skeleton_lines[region.first - 1] == " " * region.indent + "pass"
         assert all(not line for line in skeleton_lines[region.first : region.last - 1])
-        assert not any(region.header <= line < region.last for line in focus)
-    assert changed <= {line for region in skeleton.regions for line in range(region.first, region.last)}
+        assert skeleton_lines[region.last - 1] == " " * region.indent + "0" * (region.end_column - region.indent)
+        assert not any(region.header <= line <= region.last for line in focus)
+    assert changed <= {line for region in skeleton.regions for line in range(region.first, region.last + 1)}
     return skeleton
 
 
@@ -188,6 +191,34 @@ CASES = {
         class H: pass
         """,
     "no newline at the end": "def f(a):\n    b = a\n    c = b\n    return c",
+    "the last line: a comment with quotes, blanks, a semicolon, non-ASCII text": """
+        def f(a):
+            b = a
+            e = b
+            c = b ;  d = "é # '''"   # a comment with ' and \"\"\"  \\n
+        x = 1
+        """,
+    "the last statement ends deeper than the body, or in a string": """
+        def f(a):
+            for b in a:
+                if b:
+                    return b
+        def g(a):
+            b = a
+            return f\"\"\"{a}
+                \"\"\" + '''
+        '''   # ends at column 3: left of the body, not cut
+        def k(a):
+            b = a
+            return f\"\"\"{a}
+                \"\"\" + '''
+                '''   # a comment
+        def h(a):
+            b = a
+            x = [
+                1,
+        ]
+        """,
     "a definition at the end of an indented block": """
         if True:
             def f(a):
@@ -240,7 +271,7 @@ def test_what_is_cut_and_what_is_kept() -> None:
         def far(a):
             pass
 
-            return c
+            00000000
 
         def near(a):
             b = a
@@ -261,6 +292,12 @@ def test_what_is_cut_and_what_is_kept() -> None:
 )
 def test_no_cut_where_it_could_not_be_proved(text: str) -> None:
     assert cut(text, ()) is None
+
+
+def test_a_body_that_ends_left_of_its_indentation_is_not_cut() -> None:
+    text = "def f(a):\n    b = a\n    x = [\n        1,\n]\ndef g(a):\n    b = a\n    c = b\n    return c\n"
+    skeleton = assert_faithful(text, ())
+    assert skeleton is not None and [region.header for region in skeleton.regions] == [6]
 
 
 def test_a_cut_that_does_not_parse_as_claimed_is_refused() -> None:
@@ -355,7 +392,7 @@ def test_a_skeleton_that_fails_its_check_falls_back_to_the_whole_text(monkeypatc
     import torchup.skeleton
 
     code = "import torch\n\n" + FAR + "x = torch.qr(1)\n"
-    claims = Region(3, 4, 4, 6, 0, 0)  # a `pass` at line 4 that the text does not have
+    claims = Region(3, 4, 4, 6, 9, 0, 0)  # a `pass` at line 4 that the text does not have
     monkeypatch.setattr(torchup.skeleton, "cut", lambda text, focus, spans=None: Skeleton(text, (claims,)))
     seen: list[str] = []
     real = ast.parse

@@ -106,6 +106,30 @@ class Spans(Generic[Text]):
             position = self.ends[index]
 
 
+    def code_end(self, line_start: int) -> int | None:
+        """Where the code on the line that starts at ``line_start`` ends: before a comment and
+        trailing blanks. None if the line ends inside a string or a continuation."""
+        text, syntax = self.text, _syntax_of(self.text)
+        line_end = text.find(syntax.newline, line_start)
+        if line_end < 0:
+            line_end = len(text)
+        position = line_start
+        index = bisect.bisect_left(self.starts, position) - 1
+        if index >= 0 and position <= self.ends[index]:  # the line continues a span
+            position = self.ends[index]
+        while True:
+            if position > line_end:
+                return None
+            end = syntax.line_code.match(text, position).end()  # type: ignore[union-attr]
+            if end < line_end and text[end : end + 1] != syntax.hash:  # a span starts here
+                index = bisect.bisect_left(self.starts, end)
+                if index == len(self.starts) or self.starts[index] != end:
+                    return None
+                position = self.ends[index]
+                continue
+            return line_start + len(text[line_start:end].rstrip())
+
+
 def _syntax_of(text: Text) -> _Syntax[Text]:
     return _BYTES if isinstance(text, bytes) else _STR  # type: ignore[return-value]
 

@@ -2,20 +2,23 @@
 
 The resolver does not walk a ``def`` or ``class`` body that spans no focus line (see
 ``resolver.Focus``) and rules look only at focused code, yet ``ast.parse`` builds every node of
-every body: on large files most of the time of an analysis. So each such body keeps only its last
-statement; the first line of the body becomes ``pass`` and the lines between are left empty. Every
-kept line is the original, so every position in the tree is the original one, the shortened
-definition's end included (its last statement is kept for that).
+every body: on large files most of the time of an analysis. So each such body is blanked: its
+first line becomes ``pass``, the line where its last statement ends becomes a literal of zeros
+that ends in the same column (`0000`), and the lines between are left empty. Every other line is
+the original, so every position in the tree is the original one, the shortened definition's end
+included.
 
 The cut is made on text, so it is made only where it can be proved, and then checked:
 
 - a lexer (``lexing.py``) finds the strings, comments and backslash continuations, so a ``def``
-  inside a docstring or a line inside a multi-line string is never taken for code;
-- the skeleton must parse, and each shortened body must come back as that ``pass`` at the line and
-  column where it was written. The text before it being the original, the original body began
-  there too; the kept last statement starts a line at the body's indentation, outside any string or
-  continuation, so the tokenizer stands there as it did in the original. (A bracket the blanked
-  lines left open would leave one unmatched in the skeleton, which then does not parse.)
+  inside a docstring or a line inside a multi-line string is never taken for code, and the end of
+  the body's last line is found before its comment;
+- the skeleton must parse, and each shortened body must come back as exactly that ``pass`` and
+  that literal, where they were written. The text before the ``pass`` being the original, the
+  original body began there too; the text after the literal's line is the original, and the
+  literal ends a line outside any bracket, string or continuation, so the tokenizer stands there
+  as it did in the original. (A bracket the blanked lines left open would leave one unmatched in
+  the skeleton, which then does not parse.)
 
 Anything else (tabs or odd line breaks in the file, a string the lexer cannot close) means no cut:
 the caller parses the original. What a cut cannot see is a syntax error inside a blanked body, just
@@ -41,8 +44,8 @@ _ODD_BREAKS_WIDE = "\x85\u2028\u2029"
 _TAB_INDENT = re.compile(r"(?:\A|\n)[ ]*\t")  # (a tab in an indentation: columns would not be characters)
 _CLOSERS = ")]}"
 _WORD = re.compile(r"\w+")
-_CLAUSE_KEYWORDS = "(?:else|elif|except|finally)"
-_DECORATED = ("@", "def ", "class ", "async ")  # lines a decorator may stand before
+# The longest literal of zeros the skeleton writes (Python refuses integers of over 4,300 digits).
+_LONGEST_LITERAL = 4000
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 _CLAUSES = frozenset({"handlers", "cases"})  # lists of `except` / `case` clauses, each with a body
@@ -53,9 +56,10 @@ class Region:
     header: int  # the line of `def` / `class`
     first: int  # the body's first line: `pass` in the skeleton
     indent: int  # the body's indentation
-    last: int  # the line where the kept last statement begins
+    last: int  # the line where the body's last statement ends: `0...0` in the skeleton
+    end_column: int  # where that statement ends on it (a byte offset, as ``ast`` counts columns)
     first_offset: int
-    last_offset: int
+    last_offset: int  # where the line after ``last`` starts
 
 
 @dataclass(frozen=True)
@@ -79,10 +83,12 @@ class Skeleton:
                 if region is not None and isinstance(statement, _DEFINITIONS):
                     body = statement.body
                     if not (
-                        len(body) > 1
+                        len(body) == 2
                         and isinstance(body[0], ast.Pass)
                         and (body[0].lineno, body[0].col_offset) == (region.first, region.indent)
-                        and _first_line(body[1]) == region.last
+                        and isinstance(body[1], ast.Expr)
+                        and (body[1].lineno, body[1].col_offset) == (region.last, region.indent)
+                        and (body[1].end_lineno, body[1].end_col_offset) == (region.last, region.end_column)
                     ):
                         return False
                     found += 1
@@ -95,11 +101,6 @@ class Skeleton:
                     else:
                         blocks.append(block)
         return found == len(self.regions)
-
-
-def _first_line(statement: ast.stmt) -> int:
-    decorators = getattr(statement, "decorator_list", None)
-    return decorators[0].lineno if decorators else statement.lineno
 
 
 def cut(text: str, focus: tuple[int, ...], spans: Spans[str] | Spans[bytes] | None = None) -> Skeleton | None:
@@ -132,8 +133,9 @@ def cut(text: str, focus: tuple[int, ...], spans: Spans[str] | Spans[bytes] | No
     kept = 0
     for region in regions:
         blank = "\n" * (region.last - region.first)
-        chunks += [text[kept : region.first_offset], " " * region.indent, "pass", blank]
-        kept = region.last_offset
+        end = "0" * (region.end_column - region.indent)  # (a decimal literal of zeros, as long as needed)
+        chunks += [text[kept : region.first_offset], " " * region.indent, "pass", blank, " " * region.indent, end]
+        kept = region.last_offset - 1  # (from the line break that ends ``last``)
     chunks.append(text[kept:])
     return Skeleton("".join(chunks), tuple(regions))
 
@@ -200,13 +202,20 @@ def _region(lines: _Lines, header: int, indent: int, focus: tuple[int, ...]) -> 
     body_indent = lines.indentation(first)
     if body_indent <= indent:
         return None
-    last = lines.last_at(body_indent, first, end)
+    last = lines.last_code(first, end)
     if last is None:
         return None
     first_line, last_line = lines.number(first), lines.number(last)
     if last_line <= first_line + 1:
         return None  # one statement (or two lines): nothing worth blanking
-    return Region(header_line, first_line, body_indent, last_line, first, last)
+    code_end = lines.spans.code_end(last)
+    following = lines.after(last)
+    if code_end is None or following > len(lines.text) or lines.text[following - 1 : following] != "\n":
+        return None  # (the text's last line: no line break to keep)
+    end_column = len(lines.text[last:code_end].encode("utf-8"))
+    if not body_indent < end_column <= body_indent + _LONGEST_LITERAL:
+        return None  # the statement ends left of the body (a closing bracket at column 0)
+    return Region(header_line, first_line, body_indent, last_line, end_column, first, following)
 
 
 class _Lines:
@@ -215,11 +224,11 @@ class _Lines:
 
     def __init__(self, text: str, spans: Spans[str] | Spans[bytes]) -> None:
         self.text = text
+        self.spans = spans
         self.continued = spans.continued
         self._known_offsets = [0]
         self._known_numbers = [1]
         self._dedents: dict[int, re.Pattern[str]] = {}
-        self._at_indent: dict[int, re.Pattern[str]] = {}
 
     def number(self, offset: int) -> int:
         """The number of the line ``offset`` is on."""
@@ -287,25 +296,14 @@ class _Lines:
             line = following
         return None
 
-    def last_at(self, indent: int, first: int, end: int) -> int | None:
-        """The last line in [first, end) that starts a statement at exactly ``indent`` (not a
-        clause such as `else:`, which continues the statement before it)."""
-        pattern = self._at_indent.get(indent)
-        if pattern is None:
-            pattern = self._at_indent[indent] = re.compile(
-                rf"\n[ ]{{{indent}}}(?!{_CLAUSE_KEYWORDS}\b)[^ \n#{re.escape(_CLOSERS)}]"
-            )
-        position, last = end, None
-        while True:  # line by line from the end: the last statement is most often short
-            newline = self.text.rfind("\n", first - 1, position)
-            if newline < 0:
-                return last
-            position = newline
-            if pattern.match(self.text, newline) is None or self.continued(newline + 1):
-                continue
-            code = newline + 1 + indent
-            if last is not None and not self.text.startswith("@", code):
-                return last
-            last = newline + 1
-            if not self.text.startswith(_DECORATED, code):
-                return last  # (a definition's statement begins at its first decorator)
+    def last_code(self, first: int, end: int) -> int | None:
+        """The start of the last line in [first, end) that holds code: the line where the last
+        statement of a body ends (comment lines after it belong to no statement)."""
+        position = end
+        while position > first:
+            start = self.text.rfind("\n", 0, position - 1) + 1
+            stripped = self.text[start:position].strip()
+            if stripped and (not stripped.startswith("#") or self.continued(start)):
+                return start
+            position = start
+        return None
