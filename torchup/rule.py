@@ -71,9 +71,11 @@ class Rule:
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
     # Whole words (identifiers) at least one of which appears in any file this rule can flag; the
     # pre-filter skips files that have none (torchup/prefilter.py: a mention counts only where code
-    # can refer to it, e.g. after `.`, a quote, `(` or `import`), and the resolver skips function and
-    # class bodies that spell none (resolver.Focus). Sound: a reference, even through an alias or a
-    # star import, spells out the imported name somewhere in the file. (A dict key written with
+    # can refer to it, e.g. after `.`, a quote, `(` or `import`, and not in a comment or in a string
+    # whose value holds a line break: a rule that matches a string matches its whole value, which
+    # must then be the word itself), and the resolver skips function and class bodies that spell
+    # none (resolver.Focus). Sound: a reference, even through an alias or a star import, spells out
+    # the imported name somewhere in the file. (A dict key written with
     # escapes, `**{"use\\u005fcuda": ...}`, and a name spelled in compatibility characters that
     # Python folds to ASCII, `torch.\uff51\uff52`, are the exceptions; `--no-prefilter` catches them.)
     triggers: ClassVar[tuple[str, ...]] = ()

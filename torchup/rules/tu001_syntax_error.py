@@ -17,8 +17,9 @@ class SyntaxErrorRule(Rule):
         why="torchup reads code with Python's own parser; a file it cannot parse cannot be checked, "
         "and would not import either. Python 2 code lands here.",
         fix="Make the file parse (for Python 2 code, port it first), then run torchup again. Only "
-        "files that mention a name some selected rule looks for are parsed (the pre-filter), and in "
-        "them not the function and class bodies that mention none (they are blanked out first); "
+        "files that mention a name some selected rule looks for, in code rather than in a comment or "
+        "a docstring, are parsed (the pre-filter), and in them not the function and class bodies that "
+        "mention none (they are blanked out first); "
         "`--no-prefilter` parses every file whole and so reports every syntax error.",
         fix_safety="There is no automatic fix.",
     )
