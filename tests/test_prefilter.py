@@ -75,6 +75,15 @@ def test_prose_only_file_is_skipped_but_a_reference_is_not() -> None:
     assert [d.code for d in check(reference, ["TU103"])] == ["TU103"]
 
 
+def test_a_file_that_names_torch_only_in_comments_and_docstrings_is_not_parsed() -> None:
+    """Stage 3: like a file without trigger words, it is never parsed, so its syntax error is
+    reported only by a full parse."""
+    prose = 'def f(:\n    """Use torch.qr(a),\n    or torch.linalg.qr(a)."""\n# see torch.cholesky(a)\n'
+    assert check(prose, ["ALL"]) == []
+    assert [d.code for d in check(prose, ["ALL"], prefilter=False)] == ["TU001"]
+    assert [d.code for d in check(prose + "q = torch.qr(a)\n", ["ALL"])] == ["TU001"]
+
+
 def test_the_factored_pattern_finds_exactly_what_plain_alternation_finds() -> None:
     import random
     import re

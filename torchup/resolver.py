@@ -101,9 +101,10 @@ class Focus:
 
     A function or class body that contains none of these lines cannot hold a finding: every
     reference spells its name, and a binding the body makes stays local unless declared
-    global/nonlocal. So its body is not walked. A name imported from a trigger word under
-    another name (``from torch import qr as q``, ``from torch.jit import script``) or a star
-    import would let later uses hide the word; the resolver then walks everything.
+    global/nonlocal. So its body is not walked. A name bound to a trigger word under another name
+    (``from torch import qr as q``), a name imported through a module a rule's path names
+    (``from m.cond import f``: ``Rule.path_words``) or a star import would let later uses hide
+    the word; the resolver then walks everything.
     """
 
     lines: tuple[int, ...]  # sorted
