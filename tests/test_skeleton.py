@@ -28,6 +28,11 @@ def _normalised(tree: ast.Module, skeleton: Skeleton, *, original: bool) -> str:
     regions = {region.header: region for region in skeleton.regions}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.lineno in regions:
+            if regions[node.lineno].short_header is not None:  # (then only the name is kept)
+                if isinstance(node, ast.ClassDef):
+                    node.bases, node.keywords = [], []
+                else:
+                    node.args, node.returns = ast.arguments([], [], None, [], [], None, []), None
             if not original:
                 region = regions[node.lineno]
                 first, last = node.body
@@ -56,7 +61,11 @@ def assert_faithful(text: str, focus: tuple[int, ...]) -> Skeleton | None:
         assert all(not line for line in skeleton_lines[region.first : region.last - 1])
         assert skeleton_lines[region.last - 1] == " " * region.indent + "0" * (region.end_column - region.indent)
         assert not any(region.header <= line <= region.last for line in focus)
-    assert changed <= {line for region in skeleton.regions for line in range(region.first, region.last + 1)}
+    for region in skeleton.regions:
+        if region.short_header is not None:
+            assert skeleton_lines[region.header - 1] == region.short_header
+            assert text.split("\n")[region.header - 1].startswith(region.short_header.rstrip("():"))
+    assert changed <= {line for region in skeleton.regions for line in range(region.header, region.last + 1)}
     return skeleton
 
 
@@ -191,6 +200,29 @@ CASES = {
         class H: pass
         """,
     "no newline at the end": "def f(a):\n    b = a\n    c = b\n    return c",
+    "headers: annotations over lines, a comment, bases, a keyword, spaces; `:=` keeps its header": """
+        import typing
+
+        async def f (
+            a: typing.List[int],  # a comment
+            *args: int, b: "str" = "x", **kw: dict,
+        ) -> typing.Optional[  # another
+            int
+        ]:  # and one more
+            x = a
+            y = x
+            return y
+
+        class C(Base, metaclass=Meta, **options):
+            x = 1
+            y = 2
+            z = 3
+
+        def g(a=(b := 1)):
+            c = a
+            d = c
+            return d
+        """,
     "the last line: a comment with quotes, blanks, a semicolon, non-ASCII text": """
         def f(a):
             b = a
@@ -268,7 +300,7 @@ def test_what_is_cut_and_what_is_kept() -> None:
     assert skeleton.text == textwrap.dedent("""\
         import torch
 
-        def far(a):
+        def far():
             pass
 
             00000000

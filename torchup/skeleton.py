@@ -4,17 +4,18 @@ The resolver does not walk a ``def`` or ``class`` body that spans no focus line 
 ``resolver.Focus``) and rules look only at focused code, yet ``ast.parse`` builds every node of
 every body: on large files most of the time of an analysis. So each such body is blanked: its
 first line becomes ``pass``, the line where its last statement ends becomes a literal of zeros
-that ends in the same column (`0000`), and the lines between are left empty. Every other line is
-the original, so every position in the tree is the original one, the shortened definition's end
-included.
+that ends in the same column (`0000`), and the lines between are left empty. The header loses
+its parameters and annotations, or bases (`def f():`, `class C:`), which no rule reads where no
+trigger word is, unless a `:=` there binds a name. Every other line is the original, so every
+position in the tree is the original one, the shortened definition's own and its end included.
 
 The cut is made on text, so it is made only where it can be proved, and then checked:
 
 - a lexer (``lexing.py``) finds the strings, comments and backslash continuations, so a ``def``
   inside a docstring or a line inside a multi-line string is never taken for code, and the end of
   the body's last line is found before its comment;
-- the skeleton must parse, and each shortened body must come back as exactly that ``pass`` and
-  that literal, where they were written. The text before the ``pass`` being the original, the
+- the skeleton must parse, and each shortened definition must come back with exactly that
+  header, ``pass`` and literal, where they were written. The text before the ``pass`` being the original, the
   original body began there too; the text after the literal's line is the original, and the
   literal ends a line outside any bracket, string or continuation, so the tokenizer stands there
   as it did in the original. (A bracket the blanked lines left open would leave one unmatched in
@@ -44,6 +45,7 @@ _ODD_BREAKS_WIDE = "\x85\u2028\u2029"
 _TAB_INDENT = re.compile(r"(?:\A|\n)[ ]*\t")  # (a tab in an indentation: columns would not be characters)
 _CLOSERS = ")]}"
 _WORD = re.compile(r"\w+")
+_HEAD = re.compile(r"(?:async[ \t]+)?(def|class)[ \t]+\w+[ \t]*")  # a header up to its parameters or bases
 # The longest literal of zeros the skeleton writes (Python refuses integers of over 4,300 digits).
 _LONGEST_LITERAL = 4000
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -60,6 +62,11 @@ class Region:
     end_column: int  # where that statement ends on it (a byte offset, as ``ast`` counts columns)
     first_offset: int
     last_offset: int  # where the line after ``last`` starts
+    # The header without parameters, annotations or bases (`def f():`), for its lines from
+    # ``header_offset`` to ``header_end``; None: the header is kept.
+    short_header: str | None = None
+    header_offset: int = 0
+    header_end: int = 0
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,8 @@ class Skeleton:
                 region = expected.get(first)
                 if region is not None and isinstance(statement, _DEFINITIONS):
                     body = statement.body
+                    if region.short_header is not None and not _bare(statement):
+                        return False
                     if not (
                         len(body) == 2
                         and isinstance(body[0], ast.Pass)
@@ -132,6 +141,10 @@ def cut(text: str, focus: tuple[int, ...], spans: Spans[str] | Spans[bytes] | No
     chunks: list[str] = []
     kept = 0
     for region in regions:
+        if region.short_header is not None:
+            breaks = text.count("\n", region.header_offset, region.header_end)
+            chunks += [text[kept : region.header_offset], region.short_header, "\n" * breaks]
+            kept = region.header_end
         blank = "\n" * (region.last - region.first)
         end = "0" * (region.end_column - region.indent)  # (a decimal literal of zeros, as long as needed)
         chunks += [text[kept : region.first_offset], " " * region.indent, "pass", blank, " " * region.indent, end]
@@ -215,7 +228,33 @@ def _region(lines: _Lines, header: int, indent: int, focus: tuple[int, ...]) -> 
     end_column = len(lines.text[last:code_end].encode("utf-8"))
     if not body_indent < end_column <= body_indent + _LONGEST_LITERAL:
         return None  # the statement ends left of the body (a closing bracket at column 0)
-    return Region(header_line, first_line, body_indent, last_line, end_column, first, following)
+    short = _short_header(lines.text, header, indent, colon)
+    return Region(header_line, first_line, body_indent, last_line, end_column, first, following, short, header, colon)
+
+
+def _short_header(text: str, header: int, indent: int, end: int) -> str | None:
+    """The header from offset ``header`` to ``end`` without what lies between its name and its
+    colon (parameters and annotations, or bases): `def f():`, `class C:`. None where that would
+    change nothing, or drop a binding (`:=` in a default) or type parameters (`def f[T]`)."""
+    head = _HEAD.match(text, header + indent)
+    if head is None or text.find(":=", head.end(), end) >= 0:
+        return None
+    opener = text[head.end() : head.end() + 1]
+    short = text[header : head.end()] + ("():" if head.group(1) == "def" else ":")
+    if opener not in ("(", ":") or text.startswith(short + "\n", header):
+        return None
+    return short
+
+
+def _bare(statement: ast.stmt) -> bool:
+    """Does the definition have the short header ``_short_header`` writes?"""
+    if isinstance(statement, ast.ClassDef):
+        return not statement.bases and not statement.keywords
+    assert isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+    args = statement.args
+    return statement.returns is None and not (
+        args.posonlyargs or args.args or args.vararg or args.kwonlyargs or args.kwarg
+    )
 
 
 class _Lines:
