@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -39,6 +40,8 @@ class _Syntax(Generic[Text]):
     string_rest: dict[Text, re.Pattern[Text]]
     spanning: tuple[Text, ...]
     newline: Text
+    carriage: Text
+    carriage_newline: Text
     hash: Text
     backslash: Text
     backslash_newline: Text
@@ -54,6 +57,8 @@ def _syntax(kind: type[Text]) -> _Syntax[Text]:
         string_rest={convert(quote): re.compile(convert(rest), re.DOTALL) for quote, rest in _STRING_REST.items()},
         spanning=tuple(convert(token) for token in _SPANNING),
         newline=convert("\n"),
+        carriage=convert("\r"),
+        carriage_newline=convert("\r\n"),
         hash=convert("#"),
         backslash=convert("\\"),
         backslash_newline=convert("\\\n"),
@@ -85,49 +90,52 @@ class Spans(Generic[Text]):
 
     def in_code(self, offset: int) -> bool:
         """Is ``offset`` in code, a one-line string or an f-string: not in a comment or prose?"""
-        text, syntax = self.text, _syntax_of(self.text)
-        position = text.rfind(syntax.newline, 0, offset) + 1
-        index = bisect.bisect_left(self.starts, position) - 1
-        if index >= 0 and position <= self.ends[index]:  # the line continues a span
-            if offset < self.ends[index]:
-                return not self.prose[index]
-            position = self.ends[index]
-        while True:
-            end = syntax.line_code.match(text, position).end()  # type: ignore[union-attr]
+        line_start = self.text.rfind(_syntax_of(self.text).newline, 0, offset) + 1
+        for _, end, span in self._pieces(line_start):
             if offset < end:
-                return True
-            if text[end : end + 1] == syntax.hash:
-                return False
-            index = bisect.bisect_left(self.starts, end)
-            if index == len(self.starts) or self.starts[index] != end:
-                return True  # (cannot happen: the lexer stopped there too) cannot tell, so code
-            if offset < self.ends[index]:
-                return not self.prose[index]
-            position = self.ends[index]
-
+                return span is _CODE or span is _UNKNOWN or not self.prose[span]
+        return False  # (after the last piece: in a comment)
 
     def code_end(self, line_start: int) -> int | None:
         """Where the code on the line that starts at ``line_start`` ends: before a comment and
         trailing blanks. None if the line ends inside a string or a continuation."""
+        code_end = line_start
+        for _, end, span in self._pieces(line_start):
+            if span is _UNKNOWN or (span is not _CODE and end > self._line_end(line_start)):
+                return None
+            code_end = end
+        return line_start + len(self.text[line_start:code_end].rstrip())
+
+    def _pieces(self, line_start: int) -> Iterator[tuple[int, int, int]]:
+        """The line at ``line_start`` as (start, end, span) pieces, up to a comment or its end: the
+        index of a span, or ``_CODE`` for code and one-line strings (``_UNKNOWN``: the lexer
+        cannot tell, which cannot happen where ``spans_of`` lexed the same text)."""
         text, syntax = self.text, _syntax_of(self.text)
-        line_end = text.find(syntax.newline, line_start)
-        if line_end < 0:
-            line_end = len(text)
+        line_end = self._line_end(line_start)
         position = line_start
         index = bisect.bisect_left(self.starts, position) - 1
         if index >= 0 and position <= self.ends[index]:  # the line continues a span
+            yield position, self.ends[index], index
             position = self.ends[index]
-        while True:
-            if position > line_end:
-                return None
+        while position <= line_end:
             end = syntax.line_code.match(text, position).end()  # type: ignore[union-attr]
-            if end < line_end and text[end : end + 1] != syntax.hash:  # a span starts here
-                index = bisect.bisect_left(self.starts, end)
-                if index == len(self.starts) or self.starts[index] != end:
-                    return None
-                position = self.ends[index]
-                continue
-            return line_start + len(text[line_start:end].rstrip())
+            yield position, end, _CODE
+            if end >= line_end or text[end : end + 1] == syntax.hash:
+                return
+            index = bisect.bisect_left(self.starts, end)
+            if index == len(self.starts) or self.starts[index] != end:
+                yield end, line_end + 1, _UNKNOWN
+                return
+            yield end, self.ends[index], index
+            position = self.ends[index]
+
+    def _line_end(self, line_start: int) -> int:
+        end = self.text.find(_syntax_of(self.text).newline, line_start)
+        return len(self.text) if end < 0 else end
+
+
+_CODE = -1
+_UNKNOWN = -2
 
 
 def _syntax_of(text: Text) -> _Syntax[Text]:
@@ -135,9 +143,11 @@ def _syntax_of(text: Text) -> _Syntax[Text]:
 
 
 def spans_of(text: Text) -> Spans[Text] | None:
-    """The spans of ``text`` (`\\n` line breaks), or None if a string does not close or a
-    backslash stands alone in code."""
+    """The spans of ``text``, or None if a string does not close, a backslash stands alone in
+    code, or a lone CR ends a line (the lexer reads lines by `\\n`; `\\r\\n` is one too)."""
     syntax = _syntax_of(text)
+    if syntax.carriage in text and text.count(syntax.carriage) != text.count(syntax.carriage_newline):
+        return None
     starts: list[int] = []
     ends: list[int] = []
     prose: list[bool] = []

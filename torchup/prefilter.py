@@ -114,13 +114,12 @@ class TriggerPattern:
     ) -> Occurrences:
         """Stages 2 and 3 on the trigger words ``found`` and the scope and keep words ``others``
         (line, offset, word)."""
-        keyword = b"import" if isinstance(content, bytes) else "import"
         star = _star_import(content, _STAR_IMPORT_BYTES if isinstance(content, bytes) else _STAR_IMPORT)  # type: ignore[arg-type]
-        in_code = bool(found) and (star or any(_reference_position(content, at, keyword) for _, at, _ in found))
+        in_code = _referred_to(content, found, star)
         spans = None
         if in_code:
             spans, (found, others) = _outside_prose(content, found, others)
-            in_code = bool(found) and (star or any(_reference_position(content, at, keyword) for _, at, _ in found))
+            in_code = _referred_to(content, found, star)
         focused = {number for number, _, _ in found}
         kept: set[int] = set()
         for number, _, word in others:
@@ -130,15 +129,19 @@ class TriggerPattern:
         return Occurrences(ordered, present, in_code, tuple(sorted(kept | focused)) if kept else ordered, spans)
 
 
+def _referred_to(content: str | bytes, found: list[tuple[int, int, str]], star: bool) -> bool:
+    """Stage 2: may one of the words ``found`` (line, offset, word) be code that refers to torch?
+    Any may, after `from m import *` (a bare name may be the torch function itself)."""
+    keyword = b"import" if isinstance(content, bytes) else "import"
+    return bool(found) and (star or any(_reference_position(content, at, keyword) for _, at, _ in found))  # type: ignore[arg-type]
+
+
 def _outside_prose(
     content: str | bytes, *groups: list[tuple[int, int, str]]
 ) -> tuple[Spans[str] | Spans[bytes] | None, list[list[tuple[int, int, str]]]]:
     """Stage 3: the lexer's spans, and of each group of words (line, offset, word) those that
     stand in code, not in a comment or in prose (see ``lexing.Spans.prose``); every word when the
-    text cannot be lexed (or has a lone CR: a line break to Python, not to the lexer)."""
-    carriage, pair = ("\r", "\r\n") if isinstance(content, str) else (b"\r", b"\r\n")
-    if carriage in content and content.count(carriage) != content.count(pair):  # type: ignore[arg-type]
-        return None, list(groups)
+    text cannot be lexed."""
     from torchup.lexing import spans_of  # (only files stage 2 passes need it)
 
     spans = spans_of(content)

@@ -75,7 +75,8 @@ class Skeleton:
     regions: tuple[Region, ...]  # by header line
 
     def matches(self, tree: ast.Module) -> bool:
-        """Did each shortened body parse as its ``pass`` (see the module's docstring)?"""
+        """Did each shortened definition parse as written: its short header, ``pass`` and literal
+        of zeros, in place (see the module's docstring)?"""
         expected = {region.header: region for region in self.regions}
         headers = [region.header for region in self.regions]
         found = 0
