@@ -51,6 +51,7 @@ RESULTS_FILE = BENCH_DIR / "RESULTS.md"
 CACHE_ROOT = Path(os.environ.get("TORCHUP_BENCH_CACHE", Path.home() / ".cache" / "torchup" / "bench"))
 TORCHFIX_VERSION = "0.7.0"
 CACHE_DIR_NAME = ".torchup_cache"
+TREE_SETTLE_SECONDS = 2.5  # torchup.replay.SETTLE_SECONDS (2 s), and a little more
 RSS_POLL_SECONDS = 0.05
 SOURCE_SUFFIXES = (".py", ".pyi")
 MIB = 1024 * 1024
@@ -285,6 +286,7 @@ class Corpus:
     lines: int
     size: int
     copies: list[Path] = field(default_factory=list)  # staged copies; copy 0 is byte-identical to origin
+    staged_at: float = 0.0  # when the last copy was written (time.time())
     copy_lines: list[int] = field(default_factory=list)
 
     def paths(self, scale: int) -> list[str]:
@@ -327,6 +329,7 @@ def stage(corpus: Corpus, work: Path, copies: int) -> None:
             lines += bc.count_lines(raw)
         corpus.copies.append(root)
         corpus.copy_lines.append(lines)
+    corpus.staged_at = time.time()
 
 
 def torch_corpus(torch_python: str | None) -> Corpus:
@@ -686,6 +689,9 @@ class Bench:
     def fill_cache(self, result: CorpusResult, warm: Series) -> str:
         """Fill torchup's cache for the warm runs (untimed) and say where it went."""
         self.drop_caches()
+        # torchup records no run to replay over files changed in the seconds before it (their
+        # timestamps could hide a second change): a user's tree is older, a copy staged just now not.
+        time.sleep(max(0.0, result.corpus.staged_at + TREE_SETTLE_SECONDS - time.time()))
         done = run_once(warm.command, cwd=self.cwd, env=torchup_env())
         if self.torchup_warm.judge(done):
             return "the run that fills the cache failed (see anomalies)"
@@ -698,7 +704,14 @@ class Bench:
             )
         where = ", ".join(f"`{c}` ({tree_size(c) / MIB:.1f} MiB)" for c in caches)
         how = "use `--no-cache`" if self.features.no_cache else "start after every `.torchup_cache` is deleted"
-        return f"cache filled by an untimed run: {where}; cold runs {how}"
+        saved = sum(len(list(c.glob("*/runs/*.bin"))) for c in caches)
+        replay = (
+            f"it saved {saved} run(s) to replay, so the warm rows time a replay (the status of every file "
+            "compared, the report printed again)"
+            if saved
+            else "it saved no run to replay, so the warm rows time a run over the findings cache"
+        )
+        return f"cache filled by an untimed run: {where}; {replay}; cold runs {how}"
 
     # ---------------------------------------------------------------- TorchFix on a sample
 

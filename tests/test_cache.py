@@ -157,3 +157,13 @@ def test_clean_removes_only_our_cache(project: Path, capsys) -> None:
     (project / ".torchup_cache").mkdir()  # not ours: no CACHEDIR.TAG
     assert main(["clean"]) == 0
     assert (project / ".torchup_cache").exists()
+
+
+def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(project: Path, capsys) -> None:
+    """An atomic save, a `cp -p` or a checkout: size and mtime as before, but the inode and ctime differ."""
+    check(capsys)
+    info = (project / "a.py").stat()
+    (project / "new").write_text(QR.replace("qr", "xy"))
+    os.utime(project / "new", ns=(info.st_atime_ns, info.st_mtime_ns))
+    os.replace(project / "new", project / "a.py")
+    assert check(capsys) == ["./b.py:2:5:TU101"]  # (the cached finding in a.py would be stale)

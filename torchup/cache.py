@@ -1,10 +1,14 @@
 """A content-hash cache of findings, so a re-run over an unchanged tree does almost nothing.
 
-``.torchup_cache/<tool version>/findings.json`` maps each checked file to its size, mtime, a
-BLAKE2 hash of its bytes, the fingerprint of the settings it was checked with, and its findings.
-A file whose size and mtime match is a hit without being read; otherwise its bytes are hashed and
-compared. Different settings (rules, target Python or release, pre-filter) or another torchup
-version never match. A cache file that cannot be read is ignored with a warning, never trusted.
+``.torchup_cache/<tool version>/findings.json`` maps each checked file to its size, mtime, ctime,
+inode, a BLAKE2 hash of its bytes, the fingerprint of the settings it was checked with, and its
+findings. A file whose status matches is a hit without being read; otherwise (another size is a
+miss) its bytes are hashed and compared. The ctime and inode catch what mtime and size miss: a file
+replaced by one of the same size with its mtime set back (``cp -p``, an atomic save, a checkout).
+Different settings (rules, target Python or release, pre-filter) or another torchup version never
+match. A cache file that cannot be read is ignored with a warning, never trusted.
+
+Before any of this, ``torchup.replay`` may answer a whole run from the status of its files.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ from typing import Any
 
 from torchup import __version__
 from torchup.diagnostics import Applicability, Diagnostic, Edit, Fix, ImportRequest, Severity
+from torchup.replay import CACHE_DIR_NAME
 
-CACHE_DIR_NAME = ".torchup_cache"
 _FORMAT = 1
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by torchup.\n"
 
@@ -35,6 +39,8 @@ def digest(raw: bytes) -> str:
 class FileState:
     size: int
     mtime_ns: int
+    ctime_ns: int
+    inode: int
     digest: str
 
 
@@ -43,7 +49,7 @@ def file_state(path: str, raw: bytes) -> FileState | None:
         stat = os.stat(path)
     except OSError:
         return None
-    return FileState(stat.st_size, stat.st_mtime_ns, digest(raw))
+    return FileState(stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, digest(raw))
 
 
 @dataclass
@@ -87,11 +93,12 @@ class Cache:
             stat = stat or os.stat(path)
             if not S_ISREG(stat.st_mode) or stat.st_size != entry["size"]:
                 return None  # (a FIFO now where a file was: never open it here)
-            if stat.st_mtime_ns != entry["mtime_ns"]:
+            status = {"mtime_ns": stat.st_mtime_ns, "ctime_ns": stat.st_ctime_ns, "inode": stat.st_ino}
+            if any(entry.get(key) != value for key, value in status.items()):
                 with open(path, "rb") as handle:
                     if digest(handle.read()) != entry["digest"]:
                         return None
-                entry["mtime_ns"] = stat.st_mtime_ns  # touched, not changed
+                entry.update(status)  # touched, not changed
                 self.dirty = True
             return [_diagnostic(item) for item in entry["diagnostics"]]
         except (OSError, KeyError, TypeError, ValueError):
@@ -101,6 +108,8 @@ class Cache:
         self.entries[_absolute(path)] = {
             "size": state.size,
             "mtime_ns": state.mtime_ns,
+            "ctime_ns": state.ctime_ns,
+            "inode": state.inode,
             "digest": state.digest,
             "settings": settings,
             "diagnostics": [_encode(d) for d in diagnostics],

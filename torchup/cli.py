@@ -5,22 +5,32 @@ Exit codes: 0 nothing left to report, 1 findings remain, 2 usage or internal err
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from torchup import __version__
 from torchup.guard import guarded
 
+if TYPE_CHECKING:
+    import argparse
+
+    from torchup.replay import Recorder
+
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"torchup: error: {message}\n")
-        raise SystemExit(EXIT_ERROR)
+def _parser_class() -> type[argparse.ArgumentParser]:
+    import argparse  # (here: a replayed warm run never builds a parser)
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # type: ignore[override]
+            self.print_usage(sys.stderr)
+            sys.stderr.write(f"torchup: error: {message}\n")
+            raise SystemExit(EXIT_ERROR)
+
+    return Parser
 
 
 def _add_check_options(parser: argparse.ArgumentParser) -> None:
@@ -68,12 +78,13 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser_class = _parser_class()
+    parser = parser_class(
         prog="torchup",
         description="The upgrade assistant for PyTorch: find and fix what breaks when you move to torch 2.14.",
     )
     parser.add_argument("--version", action="version", version=f"torchup {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     check = commands.add_parser("check", help="report what breaks under the new torch release")
     _add_check_options(check)
     check.add_argument("--fix", action="store_true", help="apply fixes (same as `torchup fix`)")
@@ -107,17 +118,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         from torchup.doctor import main as doctor_main
 
         return doctor_main(argv[1:])
+    from torchup.replay import Invocation, Recorder, replayed
+
+    invocation = Invocation.parse(argv)
+    if invocation is not None:  # a warm run over an unchanged tree ends here
+        code = replayed(invocation)
+        if code is not None:
+            return code
     parser = build_parser()
     args = parser.parse_args(argv)
     verbose = bool(getattr(args, "verbose", False))
-    return guarded(lambda: _dispatch(parser, args), "torchup", verbose)
+    try:
+        recorder = Recorder(invocation) if invocation is not None else None
+    except OSError:  # no working directory: nothing to record against
+        recorder = None
+    if recorder is None:
+        return guarded(lambda: _dispatch(parser, args), "torchup", verbose)
+    try:
+        code = guarded(lambda: _dispatch(parser, args, recorder), "torchup", verbose)
+    finally:
+        recorder.stop()
+    recorder.save(code)
+    return code
 
 
-def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, recorder: Recorder | None = None) -> int:
     if args.command in ("check", "fix"):
         from torchup.commands import run_check
 
-        return run_check(args, fix=args.command == "fix" or args.fix or args.diff)
+        return run_check(args, fix=args.command == "fix" or args.fix or args.diff, recorder=recorder)
     if args.command == "rule":
         from torchup.commands import show_rule
 

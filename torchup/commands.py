@@ -6,8 +6,9 @@ import argparse
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from torchup.cache import CACHE_DIR_NAME, Cache
+from torchup.cache import Cache
 from torchup.checker import Checker
 from torchup.config import ConfigError, Settings
 from torchup.discovery import DEFAULT_EXCLUDE, Discovery
@@ -16,16 +17,21 @@ from torchup.formats import render, render_fixes, render_statistics
 from torchup.output import Style, use_colour, write_report
 from torchup.progress import Progress
 from torchup.python_target import parse_version
+from torchup.replay import CACHE_DIR_NAME
 from torchup.rules import all_rules, rule_by_code
 from torchup.runner import RunOptions, RunResult, run
 from torchup.selection import split_codes
 from torchup.settings import SettingsProvider
 from torchup.source import DecodeError, SourceFile, is_notebook
 
+if TYPE_CHECKING:
+    from torchup.replay import Recorder
+
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-def run_check(args: argparse.Namespace, *, fix: bool) -> int:
+def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None = None) -> int:
+    """``recorder``: told what the run read, once its report is out (torchup.replay)."""
     if args.target_python is not None:
         try:
             parse_version(args.target_python)
@@ -99,6 +105,9 @@ def run_check(args: argparse.Namespace, *, fix: bool) -> int:
         sys.stdout.write(render_fixes(result.fixed_diagnostics, root=project_root()))
     if not args.quiet and output_format in ("full", "concise") and not args.statistics:
         _summary(result, diagnostics, fix=fix, diff=args.diff, unsafe=settings.unsafe_fixes)
+    if recorder is not None:
+        wrote = fix and not args.diff and bool(result.changed)
+        recorder.completed(settings.root, discovery.listed, result.targets, wrote=wrote)
     if result.files_checked == 0 and result.files_failed > 0:
         return EXIT_ERROR
     if args.exit_zero:

@@ -127,6 +127,7 @@ class Discovery:
     respect_gitignore: bool = True
     suffixes: tuple[str, ...] = SOURCE_SUFFIXES
     follow_links: bool = False  # follow symbolic links that lead out of the directory being walked
+    listed: list[str] = field(default_factory=list)  # every directory the walk read (torchup.replay)
 
     @cached_property
     def _exclusion(self) -> tuple[frozenset[str], re.Pattern[str] | None, re.Pattern[str] | None]:
@@ -203,6 +204,7 @@ class Discovery:
         visited: set[tuple[int, int]] = set()  # directories walked, when links are followed
         while stack:
             directory, ignores, inside = stack.pop()
+            self.listed.append(str(directory))
             inside = inside or (self.respect_gitignore and (directory / ".git").exists())
             if inside:
                 own = GitIgnore.load(directory.resolve())

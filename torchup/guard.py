@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from collections.abc import Callable
 
 EXIT_CLEAN, EXIT_ERROR, EXIT_INTERRUPTED = 0, 2, 130
@@ -23,6 +22,8 @@ def guarded(run: Callable[[], int], program: str, verbose: bool = False) -> int:
         return EXIT_CLEAN
     except Exception as exc:
         if verbose or os.environ.get("TORCHUP_DEBUG"):
+            import traceback  # (here: start-up does not pay for it)
+
             traceback.print_exc()
         sys.stderr.write(
             f"{program}: internal error: {type(exc).__name__}: {exc}\n"

@@ -20,7 +20,8 @@ class Progress:
 
     @classmethod
     def for_run(cls, quiet: bool) -> Progress | None:
-        return None if quiet or not sys.stderr.isatty() else cls()
+        # (past the recording of a run's output, torchup.replay: the line is not part of the report)
+        return None if quiet or not sys.stderr.isatty() else cls(getattr(sys.stderr, "unrecorded", sys.stderr))
 
     def __call__(self, done: int, total: int) -> None:
         if total < self.MIN_FILES:

@@ -69,6 +69,7 @@ class RunResult:
     diffs: list[str] = field(default_factory=list)
     states: dict[str, FileState] = field(default_factory=dict)  # what was read, for the cache
     changed: set[str] = field(default_factory=set)  # files fixed (written or diffed) in this run
+    targets: list[str] = field(default_factory=list)  # every path discovery gave, read or not (torchup.replay)
 
     def merge(self, other: RunResult) -> None:
         self.diagnostics.extend(other.diagnostics)
@@ -95,6 +96,7 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
             continue
         seen.add(key)
         statuses[target.path] = info
+        result.targets.append(target.path)
         if isinstance(target, Missing):
             result.files_failed += 1
             message = f"cannot read {target.path}: {target.reason}; {_READ_ADVICE}"

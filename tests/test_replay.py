@@ -1,0 +1,302 @@
+"""The warm fast path (torchup.replay): an unchanged tree gets the last run's output back without a
+run; any change the output could depend on makes a full run, whose output then matches a cold one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import torchup.commands
+from torchup import replay
+from torchup.cli import main
+
+QR = "import torch\nQ, R = torch.qr(A)\n"
+CHOL = "import torch\nL = torch.cholesky(A)\n"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project (the working directory) whose files count as settled at once. The tests change them
+    later than the clock's tick (a run is longer), or show the change in size, inode or mtime."""
+    monkeypatch.setattr(replay, "SETTLE_SECONDS", -3600.0)
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "a.py").write_text(QR)
+    (root / "pkg" / "b.py").write_text(CHOL)
+    (root / "pkg" / "clean.py").write_text("x = 1\n")
+    monkeypatch.chdir(root)
+    return root
+
+
+class Runs:
+    """Counts the full runs (``run_check`` calls) behind ``main``."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.full = 0
+        original = torchup.commands.run_check
+
+        def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+            self.full += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(torchup.commands, "run_check", counted)
+
+
+@pytest.fixture
+def runs(monkeypatch: pytest.MonkeyPatch) -> Runs:
+    return Runs(monkeypatch)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def cold(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """What a run without any cache prints (the reference for a replay or a re-run)."""
+    code, out, err = run(capsys, argv[0], "--no-cache", *argv[1:])
+    return code, out, err
+
+
+def manifests(root: Path) -> list[Path]:
+    return sorted((root / ".torchup_cache" / replay.__version__ / "runs").glob("*.bin"))
+
+
+def edit(path: Path, text: str) -> None:
+    """Write ``text`` and move the mtime a second on: a change no clock tick can hide."""
+    before = path.stat().st_mtime_ns if path.exists() else time.time_ns()
+    path.write_text(text)
+    os.utime(path, ns=(before + 10**9, before + 10**9))
+
+
+COMMANDS = [
+    ("check", "."),
+    ("check", "--output-format", "concise", "."),
+    ("check", "--output-format", "json", "a.py", "pkg"),
+    ("check", "--output-format", "sarif", "--select", "TU101", "."),
+    ("check", "--statistics", "."),
+    ("check", "--exit-zero", "-q", "."),
+    ("fix", "--diff", "."),
+    ("check", "missing.py", "."),
+]
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=[" ".join(argv) for argv in COMMANDS])
+def test_an_unchanged_tree_is_replayed_exactly(project: Path, capsys, runs: Runs, argv: tuple[str, ...]) -> None:
+    first = run(capsys, *argv)
+    assert runs.full == 1 and len(manifests(project)) == 1
+    assert run(capsys, *argv) == first == cold(capsys, *argv)
+    assert runs.full == 2  # the replay ran nothing; the cold reference did
+
+
+def _edit_same_size(root: Path) -> None:
+    edit(root / "a.py", QR.replace("qr", "xy"))
+
+
+def _add_in_subdirectory(root: Path) -> None:
+    (root / "pkg" / "new.py").write_text(QR)
+
+
+def _delete(root: Path) -> None:
+    (root / "pkg" / "b.py").unlink()
+
+
+def _rename(root: Path) -> None:
+    os.rename(root / "pkg" / "b.py", root / "pkg" / "c.py")
+
+
+def _replace_keeping_size_and_mtime(root: Path) -> None:
+    """An editor's atomic save of the same size, its mtime set back: the inode and ctime tell."""
+    info = (root / "a.py").stat()
+    (root / "tmp").write_text(QR.replace("qr", "xy"))
+    os.utime(root / "tmp", ns=(info.st_mtime_ns, info.st_mtime_ns))
+    os.replace(root / "tmp", root / "a.py")
+
+
+def _config_in_subdirectory(root: Path) -> None:
+    (root / "pkg" / "pyproject.toml").write_text('[tool.torchup]\nignore = ["TU101"]\n')
+
+
+def _nested_config(root: Path) -> None:
+    """A configuration in a directory the walk reaches (not one named on the command line)."""
+    (root / "pkg" / "sub").mkdir()
+    (root / "pkg" / "sub" / "d.py").write_text(CHOL)
+    (root / "pkg" / "sub" / "pyproject.toml").write_text("[tool.torchup]\nignore = []\n")
+
+
+def _nested_config_edited(root: Path) -> None:
+    edit(root / "pkg" / "sub" / "pyproject.toml", '[tool.torchup]\nignore = ["TU101"]\n')
+
+
+def _write_config(root: Path) -> None:
+    (root / "pyproject.toml").write_text("[tool.torchup]\nignore = []\n")
+
+
+def _config_edited(root: Path) -> None:
+    edit(root / "pyproject.toml", '[tool.torchup]\nignore = ["TU103"]\n')
+
+
+def _config_in_a_parent(root: Path) -> None:
+    (root.parent / "torchup.toml").write_text('ignore = ["TU101"]\n')
+
+
+def _make_repository(root: Path) -> None:
+    (root / ".git").mkdir()
+    (root / ".gitignore").write_text("# nothing yet\n")
+
+
+def _gitignore_edited(root: Path) -> None:
+    edit(root / ".gitignore", "b.py\n")
+
+
+def _ignore_pkg(root: Path) -> None:
+    (root / ".gitignore").write_text("b.py\n")
+
+
+def _repository_appears(root: Path) -> None:
+    (root / ".git").mkdir()
+
+
+def _file_becomes_a_directory(root: Path) -> None:
+    (root / "a.py").unlink()
+    (root / "a.py").mkdir()
+
+
+def _missing_path_appears(root: Path) -> None:
+    (root / "missing.py").write_text(QR)
+
+
+def _nothing(root: Path) -> None:
+    pass
+
+
+# (what the project has before the first run, the change after it)
+CHANGES: list[tuple[Callable[[Path], None], Callable[[Path], None]]] = [
+    (_nothing, _edit_same_size), (_nothing, _add_in_subdirectory), (_nothing, _delete), (_nothing, _rename),
+    (_nothing, _replace_keeping_size_and_mtime), (_nothing, _config_in_subdirectory), (_nested_config, _nested_config_edited),
+    (_write_config, _config_edited),
+    (_nothing, _config_in_a_parent), (_make_repository, _gitignore_edited), (_ignore_pkg, _repository_appears),
+    (_nothing, _file_becomes_a_directory), (_nothing, _missing_path_appears),
+]
+
+
+@pytest.mark.parametrize(("prepare", "change"), CHANGES, ids=[c.__name__.strip("_") for _, c in CHANGES])
+def test_a_change_makes_a_full_run(project: Path, capsys, runs: Runs, prepare: Callable[[Path], None],
+                                   change: Callable[[Path], None]) -> None:
+    prepare(project)
+    argv = ("check", "--output-format", "concise", "a.py", "pkg", "missing.py")  # (the project itself is not walked)
+    first = run(capsys, *argv)
+    assert run(capsys, *argv) == first and runs.full == 1  # replayed
+    change(project)
+    after = run(capsys, *argv)
+    assert runs.full == 2
+    assert after == cold(capsys, *argv) != first
+
+
+def test_other_command_lines_and_environments_are_not_answered(project: Path, capsys, runs: Runs, monkeypatch) -> None:
+    run(capsys, "check", ".")
+    run(capsys, "check", "--select", "TU101", ".")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    coloured = run(capsys, "check", ".")
+    assert runs.full == 3 and "\033[" in coloured[1]
+    assert len(manifests(project)) == 3
+    monkeypatch.delenv("FORCE_COLOR")
+    run(capsys, "check", ".")
+    assert runs.full == 3
+
+
+def test_a_new_torchup_version_or_an_edited_torchup_makes_a_full_run(project: Path, capsys, runs: Runs,
+                                                                       monkeypatch, tmp_path_factory) -> None:
+    package = tmp_path_factory.mktemp("package")
+    (package / "rule.py").write_text("x = 1\n")
+    monkeypatch.setattr(replay, "__file__", str(package / "replay.py"))  # torchup's files, as the recorder sees them
+    run(capsys, "check", ".")
+    run(capsys, "check", ".")
+    assert runs.full == 1
+    edit(package / "rule.py", "x = 2\n")
+    run(capsys, "check", ".")
+    assert runs.full == 2
+    monkeypatch.setattr(replay, "__version__", "9.9.9")
+    run(capsys, "check", ".")
+    assert runs.full == 3
+
+
+def test_a_tree_that_just_changed_is_not_recorded(project: Path, capsys, runs: Runs, monkeypatch) -> None:
+    monkeypatch.setattr(replay, "SETTLE_SECONDS", 2.0)  # the real margin: the files are younger
+    run(capsys, "check", ".")
+    run(capsys, "check", ".")
+    assert runs.full == 2 and manifests(project) == []
+
+
+def test_a_corrupt_manifest_is_ignored_with_a_warning(project: Path, capsys, runs: Runs) -> None:
+    first = run(capsys, "check", ".")
+    [saved] = manifests(project)
+    data = bytearray(saved.read_bytes())
+    data[len(data) // 2] ^= 0x20  # one bit, inside the saved output or a status
+    saved.write_bytes(bytes(data))
+    code, out, err = run(capsys, "check", ".")
+    assert "saved run" in err and "corrupt" in err and "ignoring it" in err
+    assert (code, out) == first[:2] and runs.full == 2
+    assert run(capsys, "check", ".") == first and runs.full == 2  # saved anew, and replayed
+
+
+@pytest.mark.parametrize("garbage", [b"", b"abc", b"\0\0\0\0", b"\x00\x00\x00\x00\xff"])
+def test_garbage_in_a_manifest_is_never_trusted(project: Path, capsys, runs: Runs, garbage: bytes) -> None:
+    first = run(capsys, "check", ".")
+    [saved] = manifests(project)
+    saved.write_bytes(garbage)
+    assert run(capsys, "check", ".")[:2] == first[:2] and runs.full == 2
+
+
+def test_a_fix_that_writes_or_a_run_that_warns_is_not_recorded(project: Path, capsys, runs: Runs) -> None:
+    run(capsys, "fix", ".")
+    assert "torch.linalg.qr" in (project / "a.py").read_text() and manifests(project) == []
+    cache = project / ".torchup_cache" / replay.__version__ / "findings.json"
+    cache.write_text("{not json")
+    assert "corrupt" in run(capsys, "check", ".")[2]
+    assert manifests(project) == []
+    run(capsys, "check", ".")
+    assert manifests(project) != []  # once nothing warns
+
+
+def test_options_that_are_never_replayed(project: Path, capsys, runs: Runs) -> None:
+    for argv in (["--no-cache", "."], ["--output-file", "report.txt", "."], ["--add-noqa", "."], ["--no-c", "."]):
+        run(capsys, "check", *argv)
+        run(capsys, "check", *argv)
+    assert runs.full == 8
+
+
+def test_command_lines_the_fast_path_accepts() -> None:
+    parse = replay.Invocation.parse
+    accepted = parse(["check", "--select=TU101", "-q", "src", "--config", "x/torchup.toml", "tests"])
+    assert accepted is not None and accepted.paths == ["src", "tests"] and accepted.config == "x/torchup.toml"
+    assert parse(["fix", "--isolated"]) is not None and parse(["fix", "--isolated"]).paths == ["."]  # type: ignore[union-attr]
+    for refused in (["rules"], ["check", "-"], ["check", "--no-cache"], ["check", "--select"], ["check", "--help"],
+                    ["check", "--", "x.py"], ["check", "-j4"], ["check", "--quiet=yes"]):
+        assert parse(refused) is None, refused
+
+
+def test_a_replay_imports_nothing_of_the_checker(tmp_path: Path) -> None:
+    """From a fresh interpreter, with the real settle time: the second run answers from the manifest
+    without importing the engine (so it costs an interpreter's start and the stat calls)."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text(QR)
+    (tmp_path / "src" / "b.py").write_text("x = 1\n")
+    time.sleep(replay.SETTLE_SECONDS + 0.1)  # (ctime cannot be set back: the files must be this old)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # (src, not `.`: the cache is made in `.` during the first run, and a directory that changed
+    # during a run is not recorded)
+    command = [sys.executable, "-X", "importtime", "-m", "torchup", "check", "src"]
+    first = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    second = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert first.returncode == second.returncode == 1
+    assert first.stdout == second.stdout and "TU103" in first.stdout
+    assert "torchup.commands" in first.stderr and "torchup.commands" not in second.stderr
