@@ -43,6 +43,16 @@ def test_pyproject_table_selects_and_ignores(project: Path, capsys: pytest.Captu
     assert codes(out) == ["TU103"]  # TU101 ignored everywhere, TU103 ignored under scripts/
 
 
+def test_per_file_ignores_name_one_file_of_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Settings are shared by a directory's files only where no per-file-ignores apply."""
+    (tmp_path / "pyproject.toml").write_text('[tool.torchup]\nper-file-ignores = { "b.py" = ["TU103"] }\n')
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(QR)
+    _, out, _ = run(capsys, "check", "--output-format", "concise", "--no-cache", str(tmp_path))
+    found = sorted((Path(line.split(":")[0]).name, line.split()[1]) for line in out.splitlines() if ": TU" in line)
+    assert found == [("a.py", "TU101"), ("a.py", "TU103"), ("b.py", "TU101"), ("c.py", "TU101"), ("c.py", "TU103")]
+
+
 def test_nearest_config_wins(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "torchup.toml").write_text('ignore = ["TU101"]\n')
     (project / "scripts" / "torchup.toml").write_text('select = ["TU101"]\n')

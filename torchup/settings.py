@@ -27,6 +27,7 @@ class SettingsProvider:
     _nearest_by_directory: dict[str, Path | None] = field(default_factory=dict)
     _file_settings: dict[tuple[int, tuple[str, ...]], FileSettings] = field(default_factory=dict)
     _by_path: dict[str, FileSettings] = field(default_factory=dict)  # a run asks for each file several times
+    _by_directory: dict[str, FileSettings] = field(default_factory=dict)  # where no per-file-ignores apply
 
     def __post_init__(self) -> None:
         # Configuration files may have changed since an earlier run in this process.
@@ -78,11 +79,17 @@ class SettingsProvider:
     def __call__(self, path: str) -> FileSettings:
         known = self._by_path.get(path)
         if known is None:
-            known = self._by_path[path] = self._for_file(path)
+            directory = os.path.dirname(path)  # (its files share a configuration file)
+            known = self._by_directory.get(directory)
+            if known is None:
+                settings, rules = self._resolved(path, is_file=True)  # (a checked path is a file: no stat to ask)
+                known = self._for_file(path, settings, rules)
+                if not settings.per_file_ignores:  # then the file's name changes nothing
+                    self._by_directory[directory] = known
+            self._by_path[path] = known
         return known
 
-    def _for_file(self, path: str) -> FileSettings:
-        settings, rules = self._resolved(path, is_file=True)  # (a checked path is a file: no stat to ask)
+    def _for_file(self, path: str, settings: Settings, rules: list[Rule]) -> FileSettings:
         ignored = _ignored_codes(settings, path)
         key = (id(settings), ignored)  # one object per distinct outcome: callers may memoise on it
         if key not in self._file_settings:
