@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import torchup.cache
+import torchup.replay
 from torchup.cli import main
 
 QR = "import torch\nQ, R = torch.qr(A)\n"
@@ -167,3 +168,22 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(project: Pat
     os.utime(project / "new", ns=(info.st_atime_ns, info.st_mtime_ns))
     os.replace(project / "new", project / "a.py")
     assert check(capsys) == ["./b.py:2:5:TU101"]  # (the cached finding in a.py would be stale)
+
+
+def test_a_file_written_just_before_the_run_is_hashed_until_it_settles(project: Path, capsys, monkeypatch) -> None:
+    """Its status could hide a second write in the same clock tick, so the bytes decide."""
+    check(capsys)
+    entries = json.loads(cache_file(project).read_text())["files"]
+    assert len(entries) == 3 and all(entry["racy"] for entry in entries.values())
+    hashed: list[int] = []
+    original = torchup.cache.digest
+    monkeypatch.setattr(torchup.cache, "digest", lambda raw: hashed.append(1) or original(raw))
+    seen = analyses(monkeypatch)
+    assert check(capsys) == ["./a.py:2:8:TU103", "./b.py:2:5:TU101"]
+    assert len(hashed) == 3 and seen == []
+    monkeypatch.setattr(torchup.replay, "SETTLE_SECONDS", -3600.0)  # as if the files were old now
+    check(capsys)
+    assert len(hashed) == 6  # hashed once more, and found settled
+    assert not any(entry["racy"] for entry in json.loads(cache_file(project).read_text())["files"].values())
+    check(capsys)
+    assert len(hashed) == 6 and seen == []

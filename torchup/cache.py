@@ -5,6 +5,10 @@ inode, a BLAKE2 hash of its bytes, the fingerprint of the settings it was checke
 findings. A file whose status matches is a hit without being read; otherwise (another size is a
 miss) its bytes are hashed and compared. The ctime and inode catch what mtime and size miss: a file
 replaced by one of the same size with its mtime set back (``cp -p``, an atomic save, a checkout).
+A status taken within ``replay.SETTLE_SECONDS`` of the run's start is not trusted either: a second
+write in the same tick of a coarse clock would not show in it (the file could even have changed
+between its reading and its ``stat``). Such an entry is marked racy, and its bytes are hashed on
+every lookup until its status has settled.
 Different settings (rules, target Python or release, pre-filter) or another torchup version never
 match. A cache file that cannot be read is ignored with a warning, never trusted.
 
@@ -16,12 +20,13 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 from typing import Any
 
-from torchup import __version__
+from torchup import __version__, replay
 from torchup.diagnostics import Applicability, Diagnostic, Edit, Fix, ImportRequest, Severity
 from torchup.replay import CACHE_DIR_NAME
 
@@ -57,6 +62,10 @@ class Cache:
     directory: Path
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     dirty: bool = False
+    opened_ns: int = field(default_factory=time.time_ns)  # the run's start, for racy statuses
+
+    def _racy(self, mtime_ns: int, ctime_ns: int) -> bool:
+        return max(mtime_ns, ctime_ns) >= self.opened_ns - int(replay.SETTLE_SECONDS * 1e9)
 
     @property
     def file(self) -> Path:
@@ -94,11 +103,11 @@ class Cache:
             if not S_ISREG(stat.st_mode) or stat.st_size != entry["size"]:
                 return None  # (a FIFO now where a file was: never open it here)
             status = {"mtime_ns": stat.st_mtime_ns, "ctime_ns": stat.st_ctime_ns, "inode": stat.st_ino}
-            if any(entry.get(key) != value for key, value in status.items()):
+            if entry.get("racy") or any(entry.get(key) != value for key, value in status.items()):
                 with open(path, "rb") as handle:
                     if digest(handle.read()) != entry["digest"]:
                         return None
-                entry.update(status)  # touched, not changed
+                entry.update(status, racy=self._racy(stat.st_mtime_ns, stat.st_ctime_ns))  # touched, not changed
                 self.dirty = True
             return [_diagnostic(item) for item in entry["diagnostics"]]
         except (OSError, KeyError, TypeError, ValueError):
@@ -111,6 +120,7 @@ class Cache:
             "ctime_ns": state.ctime_ns,
             "inode": state.inode,
             "digest": state.digest,
+            "racy": self._racy(state.mtime_ns, state.ctime_ns),
             "settings": settings,
             "diagnostics": [_encode(d) for d in diagnostics],
         }
