@@ -300,3 +300,29 @@ def test_a_replay_imports_nothing_of_the_checker(tmp_path: Path) -> None:
     assert first.returncode == second.returncode == 1
     assert first.stdout == second.stdout and "TU103" in first.stdout
     assert "torchup.commands" in first.stderr and "torchup.commands" not in second.stderr
+
+
+def test_the_progress_line_is_shown_but_not_replayed(tmp_path: Path, capsys, runs: Runs, monkeypatch) -> None:
+    """On a terminal the progress line goes to stderr; it is not part of the report kept for a replay."""
+    import io
+
+    monkeypatch.setattr(replay, "SETTLE_SECONDS", -3600.0)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "src").mkdir()
+    for index in range(250):
+        (tmp_path / "src" / f"m{index}.py").write_text(QR if index == 0 else "x = 1\n")
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    main(["check", "--output-format", "concise", "--jobs", "1", "src"])
+    assert "files/s" in terminal.getvalue()
+    first = capsys.readouterr().out
+    terminal.seek(0)
+    terminal.truncate()
+    main(["check", "--output-format", "concise", "--jobs", "1", "src"])
+    assert runs.full == 1 and capsys.readouterr().out == first
+    assert "files/s" not in terminal.getvalue()
