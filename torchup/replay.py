@@ -50,6 +50,7 @@ _VALUED = frozenset({
     "--target-version", "--target-python", "--config",
 })
 
+
 class Invocation:
     """A ``check`` or ``fix`` command line whose output a manifest may hold."""
 
