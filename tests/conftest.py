@@ -1,4 +1,19 @@
 import os
 
+import pytest
+
+from torchup import replay
+
 # Soft in production, loud in tests: internal errors show their traceback.
 os.environ.setdefault("TORCHUP_DEBUG", "1")
+
+
+@pytest.fixture(autouse=True)
+def _no_replays_in_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs inside the test process neither replay a saved run nor save one (tests/test_replay.py
+    tests that): a test that patches the engine must never get the report of a run another test
+    made over the same files. Subprocesses, as a user runs torchup, keep the replay."""
+    if request.module.__name__.rpartition(".")[2] == "test_replay":
+        return
+    monkeypatch.setattr(replay, "replayed", lambda invocation: None)
+    monkeypatch.setattr(replay, "SETTLE_SECONDS", 1e9)  # every status counts as fresh: nothing is saved
