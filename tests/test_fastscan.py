@@ -20,6 +20,12 @@ ROOT = Path(__file__).resolve().parent.parent
 WORDS = ["qr", "eig", "use_cuda", "Adam", "AdamW"]
 needs_grep = pytest.mark.skipif(shutil.which("grep") is None, reason="no grep on this machine")
 
+
+def files_with_words(paths: list[str], words: list[str], or_wide_start: bool = False) -> set[str] | None:
+    """The files grep names (``fastscan.lines_with_words`` without the lines)."""
+    found = fastscan.lines_with_words(paths, words, or_wide_start)
+    return None if found is None else set(found)
+
 TRICKY = {
     "start.py": b"qr = 1\n",
     "end-no-newline.py": b"x = torch.qr",
@@ -52,7 +58,7 @@ def test_tricky_files_get_pythons_answer(tmp_path: Path) -> None:
         path = tmp_path / name
         path.write_bytes(data)
         paths.append(str(path))
-    found = fastscan.files_with_words(paths, WORDS)
+    found = files_with_words(paths, WORDS)
     assert found is not None
     assert found == python_answer(paths, WORDS)
     assert str(tmp_path / "start.py") in found and str(tmp_path / "inside-words.py") not in found
@@ -64,7 +70,7 @@ def test_the_repository_gets_pythons_answer() -> None:
         str(path) for folder in ("torchup", "tests", "examples", "bench", "tools") for path in (ROOT / folder).rglob("*.py")
     )
     words = sorted({word for rule in all_rules() for word in rule.triggers})
-    found = fastscan.files_with_words(paths, words)
+    found = files_with_words(paths, words)
     assert found is not None and found == python_answer(paths, words)
     assert len(found) > 50  # the test corpus is full of legacy torch code
 
@@ -76,19 +82,19 @@ def test_a_fifo_is_skipped_not_waited_on(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     plain = tmp_path / "plain.py"
     plain.write_bytes(b"torch.qr(a)\n")
-    assert fastscan.files_with_words([str(fifo), str(plain)], WORDS) == {str(plain)}
+    assert files_with_words([str(fifo), str(plain)], WORDS) == {str(plain)}
 
 
 def test_no_grep_means_no_answer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(fastscan.shutil, "which", lambda _: None)
-    assert fastscan.files_with_words([str(tmp_path / "x.py")], WORDS) is None
+    assert files_with_words([str(tmp_path / "x.py")], WORDS) is None
 
 
 @needs_grep
 def test_a_missing_file_means_no_answer(tmp_path: Path) -> None:
     present = tmp_path / "a.py"
     present.write_bytes(b"qr\n")
-    assert fastscan.files_with_words([str(present), str(tmp_path / "gone.py")], WORDS) is None
+    assert files_with_words([str(present), str(tmp_path / "gone.py")], WORDS) is None
 
 
 def test_words_that_are_not_identifiers_get_no_pattern() -> None:
@@ -131,9 +137,9 @@ def test_a_line_starting_like_a_wide_byte_order_mark_is_a_hit_when_asked(tmp_pat
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     paths = sorted(str(tmp_path / name) for name in files)
-    hits = fastscan.files_with_words(paths, WORDS, or_wide_start=True)
+    hits = files_with_words(paths, WORDS, or_wide_start=True)
     assert hits is not None and {Path(p).name for p in hits} == set(files) - {"plain.py"}
-    assert {Path(p).name for p in fastscan.files_with_words(paths, WORDS) or ()} == {"word.py"}
+    assert {Path(p).name for p in files_with_words(paths, WORDS) or ()} == {"word.py"}
 
 
 @needs_grep

@@ -65,7 +65,7 @@ class Cache:
     opened_ns: int = field(default_factory=time.time_ns)  # the run's start, for racy statuses
 
     def _racy(self, mtime_ns: int, ctime_ns: int) -> bool:
-        return max(mtime_ns, ctime_ns) >= self.opened_ns - int(replay.SETTLE_SECONDS * 1e9)
+        return replay.changed_lately(mtime_ns, ctime_ns, self.opened_ns)
 
     @property
     def file(self) -> Path:
@@ -136,12 +136,7 @@ class Cache:
                 tag.write_text(_TAG, encoding="utf-8")
                 (self.directory / ".gitignore").write_text("# Created by torchup\n*\n", encoding="utf-8")
             document = json.dumps({"format": _FORMAT, "version": __version__, "files": self.entries})
-            import tempfile  # (here: a run that changed nothing writes nothing)
-
-            fd, temporary = tempfile.mkstemp(prefix=".findings-", suffix=".tmp", dir=self.file.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(document)
-            os.replace(temporary, self.file)
+            replay.write_cache_file(str(self.file), document.encode("utf-8"))
         except OSError as exc:  # a read-only checkout: run without a cache
             sys.stderr.write(f"torchup: warning: cannot write the cache in {self.directory} ({exc.strerror})\n")
 

@@ -34,20 +34,14 @@ def pattern_for(words: Iterable[str]) -> str | None:
     return f"(^|[^A-Za-z0-9_])({'|'.join(words)})([^A-Za-z0-9_]|$)"
 
 
-def files_with_words(paths: Sequence[str], words: Iterable[str], or_wide_start: bool = False) -> set[str] | None:
-    """The subset of ``paths`` that contain one of ``words`` as a whole word (or, with
-    ``or_wide_start``, a line that starts like a UTF-16/32 byte-order mark), or None when grep
-    cannot answer for every file (then scan in Python)."""
-    found = lines_with_words(paths, words, or_wide_start)
-    return None if found is None else set(found)
-
-
 def lines_with_words(
     paths: Sequence[str], words: Iterable[str], or_wide_start: bool = False
 ) -> dict[str, tuple[int, ...]] | None:
-    """``files_with_words``, each file with the numbers of the lines (counted by `\\n`) grep
-    matched: every line that holds a word, though not every word on it (grep's `-o` matches do
-    not overlap, and in `qr,cholesky` the comma went with `qr`): read the words again there."""
+    """The ``paths`` that contain one of ``words`` as a whole word (or, with ``or_wide_start``, a
+    line that starts like a UTF-16/32 byte-order mark), each with the numbers of the lines
+    (counted by `\\n`) grep matched; None when grep cannot answer for every file (then scan in
+    Python). Every line that holds a word is there, though not every word on it (grep's `-o`
+    matches do not overlap, and in `qr,cholesky` the comma went with `qr`): read the words again."""
     expression = pattern_for(words)
     grep = shutil.which("grep")
     if expression is None or grep is None:

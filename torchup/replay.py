@@ -201,22 +201,20 @@ class Recorder:
         if str(root) != self.invocation.root() or not os.path.isdir(os.path.join(root, CACHE_DIR_NAME, __version__)):
             return  # the fast path would not look there; or the run kept no cache
         dependencies = self._dependencies(directories, paths)
-        settled = self.start_ns - int(SETTLE_SECONDS * 1e9)
-        if any(isinstance(s, tuple) and max(s[1], s[2]) >= settled for s in dependencies.values()):
+        if any(isinstance(s, tuple) and changed_lately(s[1], s[2], self.start_ns) for s in dependencies.values()):
             return  # changed just before or during the run
+        import itertools
         import marshal
 
-        chunks: list[tuple[int, str]] = []
-        for index, text in self.chunks:  # one write per stream in turn, not one per line
-            if chunks and chunks[-1][0] == index:
-                chunks[-1] = (index, chunks[-1][1] + text)
-            else:
-                chunks.append((index, text))
+        # One write per stream in turn, not one per line.
+        chunks = [(index, "".join(text for _, text in run)) for index, run in itertools.groupby(self.chunks, _stream)]
         payload = marshal.dumps((_FORMAT, self.key, list(dependencies.items()), chunks, code))
-        import contextlib
-
-        with contextlib.suppress(OSError):  # a read-only cache: the findings cache warned already
-            _write_atomic(self.invocation.manifest(self.key), _checksum(payload) + payload)
+        path = self.invocation.manifest(self.key)
+        try:
+            write_cache_file(path, _checksum(payload) + payload)
+            _prune(os.path.dirname(path))
+        except OSError:
+            pass  # a read-only cache: the findings cache warned already, and the next run is only slower
 
     def _dependencies(self, directories: list[str], paths: list[str]) -> dict[str, object]:
         found: dict[str, object] = {path: _status(path) for path in paths}
@@ -261,6 +259,10 @@ class _Tee:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.unrecorded, name)
+
+
+def _stream(chunk: tuple[int, str]) -> int:
+    return chunk[0]
 
 
 def _status(path: str) -> tuple[int, int, int, int, int] | None:
@@ -331,12 +333,14 @@ def _decode(data: bytes) -> tuple[tuple[object, ...], list[tuple[str, object]], 
 
 
 
-def _write_atomic(path: str, data: bytes) -> None:
+def write_cache_file(path: str, data: bytes) -> None:
+    """Replace ``path`` (in a cache directory, made if missing) with ``data`` in one rename: a
+    reader sees the old file or the new one, never half of one."""
     import tempfile
 
     directory = os.path.dirname(path)
     os.makedirs(directory, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=".run-", suffix=".tmp", dir=directory)
+    fd, temporary = tempfile.mkstemp(prefix=".torchup-cache-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -344,8 +348,19 @@ def _write_atomic(path: str, data: bytes) -> None:
     except BaseException:
         _remove(temporary)
         raise
-    saved = sorted(((_status(entry.path) or (0, 0))[1], entry.path) for entry in os.scandir(directory))
-    for _, old in saved[:-MAX_MANIFESTS]:  # the least recently saved
+
+
+def changed_lately(mtime_ns: int, ctime_ns: int, start_ns: int) -> bool:
+    """Did a file change within ``SETTLE_SECONDS`` before ``start_ns`` (or after)? Then a second
+    write in the same tick of a coarse clock would not show in its status."""
+    return max(mtime_ns, ctime_ns) >= start_ns - int(SETTLE_SECONDS * 1e9)
+
+
+def _prune(directory: str) -> None:
+    """Keep the ``MAX_MANIFESTS`` manifests saved last."""
+    saved = sorted(((_status(entry.path) or (0, 0))[1], entry.path) for entry in os.scandir(directory)
+                   if entry.name.endswith(".bin"))
+    for _, old in saved[:-MAX_MANIFESTS]:
         _remove(old)
 
 
