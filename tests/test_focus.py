@@ -233,6 +233,37 @@ CASES = {
         model = torch.nn.Linear(2, 2)
         optimizer = Local(set(model.parameters()))
         """,
+    "an optimizer subclass whose header spans lines, with a comment and a string (TU160)": """
+        import torch
+
+        class Local(
+            Mixin("a (string"),  # a (comment
+            torch.optim.SGD,
+        ):
+            def __init__(self, params, lr=0.1):
+                defaults = dict(lr=lr)
+                other = 1
+                super().__init__(params, defaults)
+
+        class Unrelated(Mixin("x")):
+            def __init__(self, a):
+                self.a = a
+                self.b = 2
+
+        model = torch.nn.Linear(2, 2)
+        optimizer = Local(set(model.parameters()))
+        """,
+    "no class names an optimizer: the __init__ bodies are left out (TU160)": """
+        import torch
+
+        class Holder:
+            def __init__(self, params):
+                self.params = params
+                self.optimizer = torch.optim.SGD(set(params), lr=0.1)
+
+        def build(params):
+            return torch.optim.Adam({p for p in params})
+        """,
     "decorator and defaults of a skipped function are still seen": """
         import torch
 
@@ -440,3 +471,29 @@ def test_the_collector_pause_restores_what_it_found() -> None:
         assert not gc.isenabled()  # the embedding program's choice stands
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("class A(torch.optim.SGD):\n    pass\n", True),
+        ("class A(Base):\n    pass\nclass B:\n    x = 1\n", False),
+        ("class A(\n    Base,\n):\n    pass\n", False),
+        ("def f():\n    class A(Base): pass\n", False),
+        ("class A(\n    Base,  # (not SGD\n):\n", True),  # the word counts even in a comment
+        ('class A(M(")("),\n        SGD):\n', True),  # brackets in a string do not end the header
+        ("class A(M('#'), B,\n        SGD):\n", True),
+        ('class A(M(f"{x}"),\n        SGD):\n', True),  # an f-string: unsure
+        ("class A(B, \\\n        SGD):\n", True),  # a backslash: unsure
+        ("class A(B,\n", True),  # the header never ends: unsure
+        ('x = """\nclass A(B):\n"""\n', False),
+        ("@classmethod\ndef subclass(cls): return cls(SGD)\n", False),
+    ],
+)
+def test_tu160_keeps_the_init_bodies_where_a_class_header_may_name_an_optimizer(text: str, expected: bool) -> None:
+    """TU160 reads the `__init__` of local optimizer subclasses: their lines are kept from the
+    skeleton's cut wherever a class header spells an optimizer, or cannot be read for sure (the
+    focus cases above compare the findings with those of a full walk)."""
+    from torchup.rules.tu160_optimizer_set_params import RULE
+
+    assert bool(RULE.kept_lines(text + "def __init__(self): pass\n")) is expected

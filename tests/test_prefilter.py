@@ -189,7 +189,7 @@ def test_an_8_bit_file_is_scanned_again_as_text() -> None:
     source = SourceFile.from_bytes("m.py", raw)
     assert source.encoding != "utf-8"
     prescan = checker.prescan(raw, "m.py")
-    wrong = type(prescan)(True, type(prescan.found)((1,), prescan.found.present, True, (1,)))  # a misleading focus
+    wrong = type(prescan)(True, type(prescan.found)((1,), prescan.found.present, True))  # a misleading focus
     assert [d.line for d in checker.analyze(source, wrong).diagnostics] == [5]
     utf8 = SourceFile.from_bytes("m.py", raw.decode("latin-1").encode("utf-8").replace(b"latin-1", b"utf-8"))
     assert [d.line for d in checker.analyze(utf8, checker.prescan(utf8.raw, "m.py")).diagnostics] == [5]
@@ -197,13 +197,13 @@ def test_an_8_bit_file_is_scanned_again_as_text() -> None:
 
 
 SCAN_CASES = {
-    "words, scope and keep words": b"import torch\nglobal g\nclass A:\n    def __init__(self):\n        x.qr()\n",
+    "words and scope words": b"import torch\nglobal g\nclass A:\n    def __init__(self):\n        x.qr()\n",
     "two words on a line, the first in a comment": b"# qr\nx = 1  # solve, then torch.qr\n",
     "a word only in prose": b'"""We solve it."""\ndef solve(a):\n    return a\n',
     "a star import": b"from m import *\nsolve(a)\n",
     "words at the start and the end": b"qr = 1\nx = balanced",
     "a word after import": b"from torch import qr\n",
-    "nonlocal and __init__ inside words": b"my_global = 1\nx.__init__s = nonlocals\n",
+    "nonlocal inside words": b"my_global = 1\nx.__init__s = nonlocals\n",
     "no trigger word": b"x = 1\nglobal y\n",
 }
 
@@ -211,10 +211,10 @@ SCAN_CASES = {
 @pytest.mark.parametrize("name", [*SCAN_CASES, *SCANNED])
 def test_a_scan_of_the_lines_grep_names_equals_the_whole_scan(name: str) -> None:
     """grep (``fastscan.lines_with_words``) names every line that holds a trigger word; the scan
-    then reads the words on those lines alone and finds scope and keep words by plain search.
+    then reads the words on those lines alone and finds scope words by plain search.
     (The stage cases above too: with a carriage return the whole scan is taken.)"""
     content = SCAN_CASES[name] if name in SCAN_CASES else SCANNED[name].encode()
-    pattern = TriggerPattern(["qr", "solve", "balanced"], keep_words=["__init__"])
+    pattern = TriggerPattern(["qr", "solve", "balanced"])
     lines = tuple(sorted({content.count(b"\n", 0, m.start()) + 1 for m in pattern.bytes.finditer(content)}))
     assert pattern.scan(content, lines) == pattern.scan(content)
 
@@ -226,7 +226,7 @@ def test_the_line_scan_on_real_sources_equals_the_whole_scan() -> None:
 
     root = Path(__file__).resolve().parent.parent
     words = [word for rule in all_rules() for word in rule.triggers]
-    pattern = TriggerPattern(words, keep_words=["__init__"])
+    pattern = TriggerPattern(words)
     for path in sorted((root / "torchup").rglob("*.py")) + sorted((root / "tests").rglob("*.py")):
         content = path.read_bytes()
         lines = tuple(sorted({content.count(b"\n", 0, m.start()) + 1 for m in pattern.bytes.finditer(content)}))

@@ -139,8 +139,7 @@ class Checker:
         key = tuple(rule.code for rule in rules)
         if key not in self._patterns:
             words = [word for rule in rules for word in rule.triggers]
-            keep_words = {word for rule in rules for word in rule.keep_words}
-            self._patterns[key] = TriggerPattern(words, keep_words) if words else None
+            self._patterns[key] = TriggerPattern(words) if words else None
         return self._patterns[key]
 
     def _filter(self, path: str) -> TriggerPattern | bool:
@@ -278,7 +277,8 @@ class Checker:
         spans = found.spans
         if spans is not None and spans.text is not source.text:  # the bytes': offsets agree if all are ASCII
             spans = spans if len(spans.text) == len(source.text) and source.text.isascii() else None
-        return cut(source.text, found.kept, spans)
+        kept = {line for rule in rules if _runs(rule, focus) for line in rule.kept_lines(source.text)}
+        return cut(source.text, tuple(sorted(kept.union(found.lines))) if kept else found.lines, spans)
 
     def _words(self, rules: list[Rule]) -> frozenset[str]:
         return frozenset(word for rule in rules for word in rule.triggers)

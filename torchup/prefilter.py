@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, AnyStr
 
@@ -46,16 +46,14 @@ _BLANKS = " \t\f"
 class TriggerPattern:
     """The trigger words of a set of rules, for ``str`` and ``bytes`` contents."""
 
-    def __init__(self, words: list[str], keep_words: Iterable[str] = ()) -> None:
-        """``keep_words``: more words whose lines the parse keeps (``Rule.keep_words``)."""
+    def __init__(self, words: list[str]) -> None:
         self.words = frozenset(words)
         alternatives = _trie(sorted(self.words))
         self.text = re.compile(rf"\b{alternatives}\b")
         self.bytes = re.compile(rf"\b{alternatives}\b".encode("ascii"))
         # `global x` / `nonlocal x` in a function make its bindings visible elsewhere: the focus
         # must include them, and one scan finds both.
-        self._keep_only = frozenset(keep_words) - self.words - SCOPE_KEYWORDS
-        self._focus = re.compile(rf"\b{_trie(sorted(self.words | SCOPE_KEYWORDS | self._keep_only))}\b")
+        self._focus = re.compile(rf"\b{_trie(sorted(self.words | SCOPE_KEYWORDS))}\b")
         self._focus_bytes = re.compile(self._focus.pattern.encode("ascii"))
 
     def could_match(self, content: str | bytes) -> bool:
@@ -71,7 +69,7 @@ class TriggerPattern:
         """The three stages and the focus lines in one pass over the text (or its bytes, when it is
         UTF-8: ASCII word boundaries there find a superset of the text's words, so the answer may
         only grow). ``lines``: every line of the bytes that holds a trigger word (grep's), when
-        known: the words are then read on those lines alone, and the scope and keep words found
+        known: the words are then read on those lines alone, and the scope words found
         by a plain search (Python's regex engine tries an alternation at every byte: ten times
         slower)."""
         if lines is not None and isinstance(content, bytes) and b"\r" not in content:
@@ -102,7 +100,7 @@ class TriggerPattern:
                 found += [(number, start + match.start(), match.group().decode("ascii")) for match in matches]
         spelled = sorted(
             (offset, word)
-            for word in (*SCOPE_KEYWORDS, *self._keep_only)
+            for word in SCOPE_KEYWORDS
             for offset in _whole_word_offsets(content, word.encode("ascii"))
         )
         numbers = _line_of_each(content, [offset for offset, _ in spelled], b"\n", b"\r")
@@ -112,7 +110,7 @@ class TriggerPattern:
     def _occurrences(
         self, content: str | bytes, found: list[tuple[int, int, str]], others: list[tuple[int, int, str]]
     ) -> Occurrences:
-        """Stages 2 and 3 on the trigger words ``found`` and the scope and keep words ``others``
+        """Stages 2 and 3 on the trigger words ``found`` and the scope words ``others``
         (line, offset, word)."""
         star = _star_import(content, _STAR_IMPORT_BYTES if isinstance(content, bytes) else _STAR_IMPORT)  # type: ignore[arg-type]
         in_code = _referred_to(content, found, star)
@@ -120,13 +118,9 @@ class TriggerPattern:
         if in_code:
             spans, (found, others) = _outside_prose(content, found, others)
             in_code = _referred_to(content, found, star)
-        focused = {number for number, _, _ in found}
-        kept: set[int] = set()
-        for number, _, word in others:
-            (kept if word in self._keep_only else focused).add(number)
-        ordered = tuple(sorted(focused))
+        focused = {number for number, _, _ in found} | {number for number, _, _ in others}
         present = frozenset(word for _, _, word in found)
-        return Occurrences(ordered, present, in_code, tuple(sorted(kept | focused)) if kept else ordered, spans)
+        return Occurrences(tuple(sorted(focused)), present, in_code, spans)
 
 
 def _referred_to(content: str | bytes, found: list[tuple[int, int, str]], star: bool) -> bool:
@@ -167,13 +161,11 @@ SCOPE_KEYWORDS = frozenset({"global", "nonlocal"})
 class Occurrences:
     """What one scan of a file found: the lines that spell a trigger word in code (after stage 3,
     when stage 2 passed the file) or `global`/`nonlocal`, for the focus; the trigger words present
-    there; the stages' answer; and the lines whose bodies the parse keeps (the focus, and the lines
-    of ``Rule.keep_words``)."""
+    there; and the stages' answer."""
 
     lines: tuple[int, ...]  # 1-based, sorted, distinct
     present: frozenset[str]
     in_code: bool
-    kept: tuple[int, ...]  # a superset of ``lines``
     # Stage 3's lexing of the scanned content, when it ran (the skeleton's cut needs it again).
     spans: Spans[str] | Spans[bytes] | None = field(default=None, compare=False, repr=False)
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, ClassVar
 from torchup.diagnostics import Severity
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from torchup.context import Context
     from torchup.python_target import PythonTarget
 
@@ -79,9 +81,6 @@ class Rule:
     # escapes, `**{"use\\u005fcuda": ...}`, and a name spelled in compatibility characters that
     # Python folds to ASCII, `torch.\uff51\uff52`, are the exceptions; `--no-prefilter` catches them.)
     triggers: ClassVar[tuple[str, ...]] = ()
-    # More words whose lines are parsed in full (torchup/skeleton.py), without making a file a
-    # candidate or the resolver walk them: a rule that reads `__init__` bodies lists `__init__`.
-    keep_words: ClassVar[tuple[str, ...]] = ()
     # Trigger words that name a module or class on the way to a name the rule resolves (`cond` in
     # `torch._higher_order_ops.cond.cond`). An import through a module of that name (`from
     # m.cond import f`) may then hide the word from later uses, so those files are parsed whole;
@@ -98,6 +97,12 @@ class Rule:
 
     def check(self, ctx: Context) -> None:
         """Report findings through ``ctx.report``."""
+
+    def kept_lines(self, text: str) -> Iterable[int]:
+        """More lines whose bodies the parse keeps (torchup/skeleton.py) in a file this rule runs
+        on, though the resolver does not walk them: a rule that reads the `__init__` of a local
+        subclass names the lines of `__init__` where the file may define one."""
+        return ()
 
     def applies_to(self, python: PythonTarget) -> bool:
         """Whether the rule can fire on code for these Python versions. Decided before the

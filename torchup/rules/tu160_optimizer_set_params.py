@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix, Severity
@@ -22,6 +23,10 @@ _SET_METHODS = frozenset({"union", "intersection", "difference", "symmetric_diff
 _MAX_DEPTH = 8
 _NO_NAMES = _MAX_DEPTH + 1  # a starting depth for is_set that follows no names (only literal sets)
 _MAX_STEPS = _NO_NAMES + 64  # operators and method calls followed at most (`s | a | b | ...`): no RecursionError
+_WORD = re.compile(r"\w+")
+# A one-line string or a comment, whichever starts first (a `#` in a string, a quote in a comment).
+_STRING_OR_COMMENT = re.compile(r""""[^"\n]*"|'[^'\n]*'|#.*""")
+_HEADER_LINES = 64  # a class header longer than this is taken to spell an optimizer
 HELP = "pass a list; `list(dict.fromkeys(...))` keeps the set's de-duplication in a fixed order"
 
 
@@ -86,7 +91,6 @@ class OptimizerSetParams(Rule):
     severity = Severity.WARNING
     fix_availability = FixAvailability.UNSAFE
     triggers = tuple(sorted({name.rpartition(".")[2] for name in OPTIMIZERS}))
-    keep_words = ("__init__",)  # it reads the `__init__` of local optimizer classes
     docs = RuleDocs(
         what="""
         Finds optimizers constructed with a set as their parameters (first argument or
@@ -215,6 +219,10 @@ class OptimizerSetParams(Rule):
         ),
     )
 
+    def kept_lines(self, text: str) -> list[int]:
+        # It reads the `__init__` of local optimizer subclasses: its parameters and its call of the base's.
+        return _lines_of(text, "__init__") if _may_define_a_subclass(text, frozenset(self.triggers)) else []
+
     def check(self, ctx: Context) -> None:
         if not ctx.resolver.imports_torch:
             return
@@ -257,6 +265,71 @@ class OptimizerSetParams(Rule):
                 fix=fix,
                 help=None if fix else HELP,
             )
+
+
+def _may_define_a_subclass(text: str, words: frozenset[str]) -> bool:
+    """Might a class statement in ``text`` spell one of ``words`` in its header? Every local
+    optimizer subclass does, or derives from a local one that does (an alias of an optimizer or a
+    star import makes the engine parse every body anyway: resolver.Focus). True when unsure: a
+    header with a backslash, a triple quote or an f-string, brackets that do not close, or a
+    `class` line inside a string."""
+    position = text.find("class")
+    while position >= 0:
+        line_start = text.rfind("\n", 0, position) + 1
+        keyword = text[position + 5 : position + 6] in (" ", "\t", "\\")  # (not `classes`, `class_`)
+        if keyword and not text[line_start:position].strip(" \t\f") and _header_may_spell(text, line_start, words):
+            return True
+        position = text.find("class", position + 5)
+    return False
+
+
+def _header_may_spell(text: str, start: int, words: frozenset[str]) -> bool:
+    """The class header whose line starts at ``start``: read to the line where its brackets close."""
+    depth = 0
+    for _ in range(_HEADER_LINES):
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
+        code = _code_of(line)
+        if code is None or not words.isdisjoint(_WORD.findall(line)):
+            return True
+        depth += code.count("(") + code.count("[") + code.count("{")
+        depth -= code.count(")") + code.count("]") + code.count("}")
+        if depth < 0 or "\\" in code:
+            return True
+        if depth == 0:
+            return ":" not in code  # the header ends on this line, which spells no word
+        if end < 0:
+            return True
+        start = end + 1
+    return True
+
+
+def _code_of(line: str) -> str | None:
+    """``line`` without its one-line strings and its comment (brackets there do not count); None
+    when unsure: a triple quote, a backslash, an f-string (whose quotes may nest) or an open quote."""
+    if '"""' in line or "'''" in line or "\\" in line:
+        return None
+    pieces = []
+    kept = 0
+    for match in _STRING_OR_COMMENT.finditer(line):
+        if match.group()[0] != "#" and line[match.start() - 1 : match.start()] in ("f", "F", "t", "T", "r", "R"):
+            return None  # (`rf"..."`, `fr"..."`: a prefix letter stands right before the quote)
+        pieces.append(line[kept : match.start()])
+        kept = match.end()
+    pieces.append(line[kept:])
+    code = "".join(pieces)
+    return None if '"' in code or "'" in code else code
+
+
+def _lines_of(text: str, word: str) -> list[int]:
+    """The numbers of the lines where ``word`` occurs as a whole word (in code or not)."""
+    lines: list[int] = []
+    number, counted = 1, 0
+    for match in re.finditer(rf"\b{re.escape(word)}\b", text):
+        number += text.count("\n", counted, match.start())
+        counted = match.start()
+        lines.append(number)
+    return lines
 
 
 def _local_optimizers(ctx: Context) -> dict[int, bool]:
