@@ -104,19 +104,22 @@ def test_words_that_are_not_identifiers_get_no_pattern() -> None:
 
 
 @needs_grep
+@pytest.mark.parametrize("jobs", [1, 2])
 @pytest.mark.parametrize("corpus", ["examples/legacy-project", "tests"])
-def test_runs_with_and_without_grep_find_the_same(monkeypatch: pytest.MonkeyPatch, corpus: str) -> None:
+def test_runs_with_and_without_grep_find_the_same(monkeypatch: pytest.MonkeyPatch, corpus: str, jobs: int) -> None:
+    """With two jobs the workers start on the first batch grep has read, while discovery goes on."""
+
     def findings() -> list[tuple[str, int, int, str]]:
         checker = Checker(select_rules(all_rules(), ["TU1", "TU2", "TU3", "TU4", "TU5"]))  # TU002 reads every file
-        result = runner.run([str(ROOT / corpus)], checker, Discovery(), runner.RunOptions())
+        result = runner.run([str(ROOT / corpus)], checker, Discovery(), runner.RunOptions(jobs=jobs))
+        assert result.files_checked == len(result.targets)
         return [(d.path, d.line, d.column, d.code) for d in result.diagnostics]
 
     monkeypatch.setattr(runner, "SCAN_MIN_FILES", 1)
+    monkeypatch.setattr(runner, "SCAN_BATCH_FILES", 7)  # several batches, started while discovery goes on
     used = []
-    real = fastscan.lines_with_words
-    monkeypatch.setattr(
-        fastscan, "lines_with_words", lambda paths, words, **options: used.append(len(paths)) or real(paths, words, **options)
-    )
+    real = fastscan.Grep.start
+    monkeypatch.setattr(fastscan.Grep, "start", lambda paths, *args: used.append(len(paths)) or real(paths, *args))
     with_grep = findings()
     monkeypatch.setattr(runner, "SCAN_MIN_FILES", 10**9)
     assert used and with_grep == findings()
@@ -181,3 +184,37 @@ def test_grep_reports_every_line_that_holds_a_word(tmp_path: Path) -> None:
         expected = python_lines(data, WORDS)
         assert set(found.get(str(tmp_path / name), ())) == expected, name
     assert found[str(tmp_path / "adjacent.py")] == (1, 3)
+
+
+@needs_grep
+def test_a_run_that_fails_during_discovery_stops_its_greps_and_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers and greps started on the first batches must not outlive the error (nor hang)."""
+    import multiprocessing
+    import signal
+
+    monkeypatch.setattr(runner, "SCAN_BATCH_FILES", 3)
+    started: list[fastscan.Grep] = []
+    real_start = fastscan.Grep.start
+    monkeypatch.setattr(fastscan.Grep, "start", lambda *args: started.append(real_start(*args)) or started[-1])
+    real_targets = Discovery.targets
+
+    def failing(self: Discovery, paths: list[str]):  # type: ignore[no-untyped-def]
+        for count, target in enumerate(real_targets(self, paths)):
+            if count == 20:
+                raise KeyboardInterrupt
+            yield target
+
+    monkeypatch.setattr(Discovery, "targets", failing)
+    pools = []
+    real_pool = runner._Workers.start
+    monkeypatch.setattr(runner._Workers, "start", lambda self: real_pool(self) or pools.append(self._pool))
+    checker = Checker(select_rules(all_rules(), ["TU1"]))
+    signal.alarm(60)  # (a hang fails the test instead of the suite)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            runner.run([str(ROOT / "tests")], checker, Discovery(), runner.RunOptions(jobs=2))
+    finally:
+        signal.alarm(0)
+    assert len(started) >= 5 and all(grep is not None and grep._process.poll() is not None for grep in started)
+    assert pools and pools[0] is not None  # the workers had started
+    assert not multiprocessing.active_children()

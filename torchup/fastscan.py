@@ -15,7 +15,9 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterable, Sequence
+from typing import IO
 
 _BATCH_BYTES = 96 * 1024  # command-line bytes per grep call: far below any ARG_MAX
 # A line that starts like a UTF-16 or UTF-32 byte-order mark (FF FE, FE FF, 00 00 FE FF). In such
@@ -42,45 +44,74 @@ def lines_with_words(
     (counted by `\\n`) grep matched; None when grep cannot answer for every file (then scan in
     Python). Every line that holds a word is there, though not every word on it (grep's `-o`
     matches do not overlap, and in `qr,cholesky` the comma went with `qr`): read the words again."""
-    expression = pattern_for(words)
-    grep = shutil.which("grep")
-    if expression is None or grep is None:
-        return None
-    found: dict[str, set[int]] = {}
-    batches = list(_batches(paths, max(1, min(os.cpu_count() or 1, 8))))
-    # -a: binary files are text too; -D skip: never open a FIFO or device (it could block);
-    # -s: errors show in the exit status alone; --null: any byte may occur in a file name;
-    # -n -o -H: `name NUL line:match` for each match (a match is one line at most).
-    options: list[str | bytes] = [grep, "-n", "-o", "-H", "-a", "-s", "-E", "-D", "skip", "--null", "-e", expression]
-    if or_wide_start:
-        options += ["-e", _WIDE_START]
-    options.append("--")
-    environment = {**os.environ, "LC_ALL": "C"}
-    try:  # the batches run side by side, one per core
-        running = [
-            subprocess.Popen([*options, *batch], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=environment)
-            for batch in batches
-        ]
-    except OSError:
-        return None
-    failed = False
-    for process in running:
+    words = list(words)
+    # The batches run side by side, one per core.
+    scans = [Grep.start(batch, words, or_wide_start) for batch in _batches(paths, max(1, min(os.cpu_count() or 1, 8)))]
+    found: dict[str, tuple[int, ...]] = {}
+    for scan in scans:
+        hits = scan.result() if scan is not None else None
+        if hits is None:
+            for other in scans:
+                if other is not None:
+                    other.stop()
+            return None
+        found.update(hits)
+    return found
+
+
+class Grep:
+    """One grep over some files, running while the caller goes on (``result`` waits for it). Its
+    output goes to an unnamed temporary file: a pipe that nobody reads yet would fill and stop it."""
+
+    def __init__(self, paths: Sequence[str], process: subprocess.Popen[bytes], output: IO[bytes]) -> None:
+        self.paths = paths
+        self._process = process
+        self._output = output
+
+    @classmethod
+    def start(cls, paths: Sequence[str], words: Iterable[str], or_wide_start: bool = False) -> Grep | None:
+        """grep looking for ``words`` in ``paths`` (see ``lines_with_words``); None when it cannot
+        answer (no grep, a word that is not a plain identifier, no process)."""
+        expression = pattern_for(words)
+        grep = shutil.which("grep")
+        if expression is None or grep is None:
+            return None
+        # -a: binary files are text too; -D skip: never open a FIFO or device (it could block);
+        # -s: errors show in the exit status alone; --null: any byte may occur in a file name;
+        # -n -o -H: `name NUL line:match` for each match (a match is one line at most).
+        options: list[str | bytes] = [grep, "-n", "-o", "-H", "-a", "-s", "-E", "-D", "skip", "--null"]
+        options += ["-e", expression, *(["-e", _WIDE_START] if or_wide_start else [])]
+        output = tempfile.TemporaryFile()  # noqa: SIM115 (closed by ``result`` or ``stop``)
         try:
-            output, _ = process.communicate(timeout=600)
-        except subprocess.SubprocessError:
-            process.kill()
-            process.wait()
-            failed = True
-            continue
-        if process.returncode not in (0, 1):  # 2: an error, perhaps one file; do not guess which
-            failed = True
-        if not _read_matches(output, found):
-            failed = True
-    if failed:
-        return None
-    if not set(found) <= set(paths):
-        return None  # a name grep printed that was not asked: distrust it
-    return {path: tuple(sorted(lines)) for path, lines in found.items()}
+            process = subprocess.Popen(
+                [*options, "--", *paths], stdout=output, stderr=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"}
+            )
+        except OSError:
+            output.close()
+            return None
+        return cls(paths, process, output)
+
+    def result(self) -> dict[str, tuple[int, ...]] | None:
+        """The files with a hit and their lines, once grep is done; None if it failed."""
+        with self._output:
+            try:
+                code = self._process.wait(timeout=600)
+            except subprocess.TimeoutExpired:
+                self.stop()
+                return None
+            if code not in (0, 1):  # 2: an error, perhaps one file; do not guess which
+                return None
+            self._output.seek(0)
+            found: dict[str, set[int]] = {}
+            if not _read_matches(self._output.read(), found) or not set(found) <= set(self.paths):
+                return None  # (a name grep printed that was not asked: distrust it)
+        return {path: tuple(sorted(lines)) for path, lines in found.items()}
+
+    def stop(self) -> None:
+        if self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        self._output.close()
 
 
 def _read_matches(output: bytes, found: dict[str, set[int]]) -> bool:

@@ -6,12 +6,15 @@ import contextlib
 import dataclasses
 import errno
 import os
+import queue
 import re
 import stat
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from torchup.cache import Cache, FileState, file_state
 from torchup.checker import IO_ERROR, Checker, collector_paused
@@ -20,6 +23,9 @@ from torchup.discovery import Discovery, Missing, Target
 from torchup.fixer import ChangedOnDisk, fix_source, is_applicable, write_atomic
 from torchup.prefilter import TriggerPattern
 from torchup.source import DecodeError, SourceFile, is_notebook, wide_encoding
+
+if TYPE_CHECKING:
+    from torchup.fastscan import Grep
 
 _READ_ADVICE = "check the path and its permissions"
 
@@ -53,8 +59,6 @@ class RunOptions:
     jobs: int = 1
     progress: Callable[[int, int], None] | None = None  # (files done, total)
     verbose: bool = False  # print the traceback of an internal error (the run still goes on)
-    word_misses: frozenset[str] = frozenset()  # files grep found no trigger word in (fastscan)
-    word_lines: dict[str, tuple[int, ...]] = field(default_factory=dict)  # the others: the lines it saw them on
 
 
 @dataclass
@@ -87,53 +91,63 @@ class RunResult:
 def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOptions) -> RunResult:
     result = RunResult()
     seen: set[object] = set()
-    pending: list[Target] = []
     found: list[Target] = []
     statuses: dict[str, os.stat_result | None] = {}
-    for target in discovery.targets(paths):
-        key, info = _identity(target.path)
-        if key in seen:  # named twice, or inside a directory also named
-            continue
-        seen.add(key)
-        statuses[target.path] = info
-        result.targets.append(target.path)
-        if isinstance(target, Missing):
-            result.files_failed += 1
-            message = f"cannot read {target.path}: {target.reason}; {_READ_ADVICE}"
-            result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, target.path, message))
-            continue
-        found.append(target)
-        if not _from_cache(target, info, checker, options, result):
-            pending.append(target)
-    if options.fix and not options.diff:
-        remove_stale_temporaries(found)
-    total = len(pending)
-    misses, lines = _scan_for_words(pending, checker)
-    options = dataclasses.replace(options, word_misses=misses, word_lines=lines)
-    done = 0
+    largest_first = options.jobs > 1  # (with workers: one started last on a large file would work alone)
+    scan = _WordScan(checker, lambda target: -_size(statuses.get(target.path)) if largest_first else 0)
+    # Nothing to hash for a cache: a file grep found no trigger word in (nor a wide byte-order mark)
+    # only needs to be a readable source file. Its status from discovery says so, in this process.
+    settle = options.cache is None and not options.record_states
+    settled: deque[Target] = deque()
 
-    def merge(partial: RunResult) -> None:
-        nonlocal done
-        result.merge(partial)
-        done += 1
-        if options.progress is not None:
-            options.progress(done, total)
+    def work() -> Iterator[tuple[Target, Hint]]:  # (with workers: in the pool's thread that hands out work)
+        for target, hint in scan.hints():
+            if settle and hint == NO_WORDS:
+                settled.append(target)
+            else:
+                yield target, hint
 
-    settled: list[Target] = []
-    if options.cache is None and not options.record_states and options.word_misses:
-        # Nothing to hash for a cache: a file grep found no trigger word in (nor a wide byte-order
-        # mark) only needs to be a readable source file. Its status from discovery says so here.
-        settled = [t for t in pending if t.path in options.word_misses]
-        pending = [t for t in pending if t.path not in options.word_misses]
-    if options.jobs > 1:  # largest first: a big file started last would leave one worker busy alone
-        pending.sort(key=lambda target: -_size(statuses.get(target.path)))
+    workers = _Workers(checker, options, work())
+    total = 0
+    try:
+        for target in discovery.targets(paths):
+            key, info = _identity(target.path)
+            if key in seen:  # named twice, or inside a directory also named
+                continue
+            seen.add(key)
+            statuses[target.path] = info
+            result.targets.append(target.path)
+            if isinstance(target, Missing):
+                result.files_failed += 1
+                message = f"cannot read {target.path}: {target.reason}; {_READ_ADVICE}"
+                result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, target.path, message))
+                continue
+            found.append(target)
+            if not _from_cache(target, info, checker, options, result):
+                total += 1
+                if scan.add(target):  # grep started on a batch: a large run, the workers may start too
+                    workers.start()
+        scan.finish()
+        if options.fix and not options.diff:
+            remove_stale_temporaries(found)
+        done = 0
 
-    def settle_all() -> None:
-        for target in settled:
-            merge(_without_words(target, statuses.get(target.path), checker, options))
+        def merge(partial: RunResult) -> None:
+            nonlocal done
+            result.merge(partial)
+            done += 1
+            if options.progress is not None:
+                options.progress(done, total)
 
-    for partial in _process_all(pending, checker, options, meanwhile=settle_all):
-        merge(partial)
+        for partial in workers.results(total):
+            merge(partial)
+            while settled:
+                merge(_without_words(settled.popleft(), statuses, checker, options))
+        while settled:
+            merge(_without_words(settled.popleft(), statuses, checker, options))
+    finally:
+        scan.close()
+        workers.close()
     if options.cache is not None:
         _store(options.cache, checker, result)
     result.diagnostics.sort(key=_order)
@@ -141,29 +155,133 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
     return result
 
 
-# Below this many files, scanning in Python is as fast as starting grep (torchup.fastscan).
+# Stage 1 of the pre-filter goes to grep once a run has this many files for it (below, scanning in
+# Python is as fast as starting grep), in batches of this many, each started as soon as discovery
+# has found it: grep reads while discovery walks on, and the workers check a batch's files while
+# grep reads the next.
 SCAN_MIN_FILES = 200
+SCAN_BATCH_FILES = 256
 
-def _scan_for_words(pending: list[Target], checker: Checker) -> tuple[frozenset[str], dict[str, tuple[int, ...]]]:
-    """Stage 1 of the pre-filter by grep, for many files at once: the files without a trigger word,
-    and for the others the lines grep found one on (the prescan then reads only those lines)."""
-    if len(pending) < SCAN_MIN_FILES:
-        return frozenset(), {}
-    from torchup.fastscan import lines_with_words  # (subprocess costs start-up; small runs skip it)
+# What stage 1 says of a file, handed to the worker with it: None, nothing (scan it in Python);
+# NO_WORDS, grep found no trigger word in it; otherwise the lines grep found one on.
+Hint = tuple[int, ...] | None
+NO_WORDS: tuple[int, ...] = ()
 
-    groups: dict[int, tuple[TriggerPattern, list[str]]] = {}
-    for target in pending:
-        pattern = None if is_notebook(target.path) else checker.scan_pattern(target.path)
-        if pattern is not None:
-            groups.setdefault(id(pattern), (pattern, []))[1].append(target.path)
-    misses: set[str] = set()
-    lines: dict[str, tuple[int, ...]] = {}
-    for pattern, paths in groups.values():
-        hits = lines_with_words(paths, pattern.words, or_wide_start=True) if len(paths) >= SCAN_MIN_FILES else None
-        if hits is not None:
-            misses.update(path for path in paths if path not in hits)
-            lines.update(hits)
-    return frozenset(misses), lines
+
+class _WordScan:
+    """Stage 1 of the pre-filter by grep (torchup.fastscan) for the files of one run: discovery
+    adds them, ``hints`` hands them out (in another thread, with workers) batch by batch."""
+
+    def __init__(self, checker: Checker, order: Callable[[Target], int]) -> None:
+        self._checker = checker
+        self._order = order
+        self._waiting: dict[int, tuple[TriggerPattern, list[Target]]] = {}  # by id(pattern)
+        self._started: set[int] = set()  # patterns with a batch given to grep
+        self._greps: list[Grep] = []
+        self._unasked: list[Target] = []
+        self._batches: queue.SimpleQueue[tuple[list[Target], Grep | None] | None] = queue.SimpleQueue()
+
+    def add(self, target: Target) -> bool:
+        """Take one more file; True if that started grep on a batch."""
+        pattern = None if is_notebook(target.path) else self._checker.scan_pattern(target.path)
+        if pattern is None:
+            self._unasked.append(target)
+            return False
+        waiting = self._waiting.setdefault(id(pattern), (pattern, []))[1]
+        waiting.append(target)
+        if len(waiting) < SCAN_BATCH_FILES:
+            return False
+        self._start(id(pattern))
+        return True
+
+    def _start(self, key: int) -> None:
+        from torchup.fastscan import Grep  # (small runs never start grep)
+
+        pattern, targets = self._waiting.pop(key)
+        self._started.add(key)
+        grep = Grep.start([target.path for target in targets], pattern.words, True)
+        if grep is not None:
+            self._greps.append(grep)
+        self._batches.put((targets, grep))
+
+    def finish(self) -> None:
+        """Discovery is done: the files still waiting go to grep, or are scanned in Python."""
+        for key in list(self._waiting):
+            if key in self._started or len(self._waiting[key][1]) >= SCAN_MIN_FILES:
+                self._start(key)
+            else:
+                self._unasked += self._waiting.pop(key)[1]
+        self._batches.put((self._unasked, None))
+        self._batches.put(None)
+
+    def hints(self) -> Iterator[tuple[Target, Hint]]:
+        """Every file added and what stage 1 says of it, batch by batch as each grep ends (each
+        batch in ``order``), until ``finish`` or ``close``."""
+        while (batch := self._batches.get()) is not None:
+            targets, grep = batch
+            found = grep.result() if grep is not None else None
+            for target in sorted(targets, key=self._order):
+                yield target, None if found is None else found.get(target.path, NO_WORDS)
+
+    def close(self) -> None:
+        """Stop the greps still running and end ``hints`` (a run that ends early: an error, Ctrl-C)."""
+        for grep in self._greps:
+            grep.stop()
+        self._batches.put(None)
+
+
+# Work for the worker processes: set before the pool forks, so nothing has to be pickled.
+_WORK: tuple[Checker, RunOptions] | None = None
+
+
+class _Workers:
+    """Worker processes for the ``tasks`` of a large run, started as soon as it shows it is one: on
+    its first grep batch, while discovery goes on, or at the end of discovery; or this process."""
+
+    def __init__(self, checker: Checker, options: RunOptions, tasks: Iterator[tuple[Target, Hint]]) -> None:
+        self._checker = checker
+        self._options = options
+        self._tasks = tasks
+        self._pool: Any = None
+        self._results: Iterator[RunResult] | None = None
+
+    def start(self) -> None:
+        global _WORK
+        if self._pool is not None or self._options.jobs < 2:
+            return
+        import multiprocessing as mp  # (imported when used: start-up stays short for small runs)
+
+        if "fork" not in mp.get_all_start_methods():
+            return
+        options = self._options
+        _WORK = (self._checker, dataclasses.replace(options, cache=None, progress=None,
+                                                    record_states=options.cache is not None))
+        try:
+            self._pool = mp.get_context("fork").Pool(options.jobs)
+        finally:
+            _WORK = None
+        self._results = self._pool.imap_unordered(_worker, self._tasks, chunksize=8)
+
+    def results(self, total: int) -> Iterator[RunResult]:
+        """Each task's result; in this process when the run has too few files (``total``, of which
+        the tasks may be only some) for each worker to share."""
+        if total >= 4 * self._options.jobs:
+            self.start()
+        if self._results is None:
+            for target, hint in self._tasks:
+                yield _process_one(target, self._checker, self._options, hint)
+            return
+        yield from self._results
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+
+
+def _worker(task: tuple[Target, Hint]) -> RunResult:
+    assert _WORK is not None
+    return _process_one(task[0], *_WORK, task[1])
 
 
 def _identity(path: str) -> tuple[object, os.stat_result | None]:
@@ -204,56 +322,27 @@ def _store(cache: Cache, checker: Checker, result: RunResult) -> None:
     cache.save()
 
 
-# Work for the worker processes: set before the pool forks, so nothing has to be pickled.
-_WORK: tuple[Checker, RunOptions] | None = None
-
-
-def _process_all(
-    pending: list[Target], checker: Checker, options: RunOptions, meanwhile: Callable[[], None] = lambda: None
-) -> Iterator[RunResult]:
-    """Each file's result; ``meanwhile`` runs in this process once the workers have their files."""
-    global _WORK
-    parallel = options.jobs > 1 and len(pending) >= 4 * options.jobs
-    if parallel:
-        import multiprocessing as mp  # (imported when used: start-up stays short for small runs)
-
-        parallel = "fork" in mp.get_all_start_methods()
-    if not parallel:
-        meanwhile()
-        for target in pending:
-            yield _process_one(target, checker, options)
-        return
-    _WORK = (checker, dataclasses.replace(options, cache=None, progress=None, record_states=options.cache is not None))
-    chunk = max(1, min(8, len(pending) // (options.jobs * 8)))
-    with mp.get_context("fork").Pool(options.jobs) as pool:
-        results = pool.imap_unordered(_worker, pending, chunksize=chunk)  # the workers start now
-        meanwhile()
-        yield from results
-    _WORK = None
-
-
-def _worker(target: Target) -> RunResult:
-    assert _WORK is not None
-    return _process_one(target, *_WORK)
-
-
 def _size(info: os.stat_result | None) -> int:
     return info.st_size if info is not None else 0
 
 
-def _without_words(target: Target, info: os.stat_result | None, checker: Checker, options: RunOptions) -> RunResult:
+def _without_words(
+    target: Target, statuses: dict[str, os.stat_result | None], checker: Checker, options: RunOptions
+) -> RunResult:
     """A file without a trigger word or a wide byte-order mark (grep read it all and says so):
     checked, if it is a regular file of a size torchup reads; anything else takes the full path,
     which reports it."""
+    info = statuses.get(target.path)
     if info is None or not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
-        return _process_one(target, checker, options)
+        return _process_one(target, checker, options, NO_WORDS)
     return RunResult(files_checked=1)
 
 
-def _process_one(target: Target, checker: Checker, options: RunOptions) -> RunResult:
+def _process_one(target: Target, checker: Checker, options: RunOptions, hint: Hint = None) -> RunResult:
+    """One file; ``hint``: what stage 1 of the pre-filter said of it, if it ran (see ``Hint``)."""
     result = RunResult()
     try:
-        _process(target, checker, options, result)
+        _process(target, checker, options, result, hint)
     except (RecursionError, MemoryError) as exc:
         message = f"{target.path} is too large or too deeply nested to check ({type(exc).__name__}); skipped"
         result.diagnostics.append(checker.engine_diagnostic(IO_ERROR, target.path, message))
@@ -277,7 +366,7 @@ def _order(diagnostic: Diagnostic) -> tuple[str, int, int, int, str]:
     return (diagnostic.path, diagnostic.cell or 0, diagnostic.line, diagnostic.column, diagnostic.code)
 
 
-def _process(target: Target, checker: Checker, options: RunOptions, result: RunResult) -> None:
+def _process(target: Target, checker: Checker, options: RunOptions, result: RunResult, hint: Hint) -> None:
     path = target.path
     try:
         raw = _read(path)
@@ -299,7 +388,7 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
     if is_notebook(path):
         _process_notebook(path, raw, checker, options, result)
         return
-    prescan = None if path in options.word_misses else checker.prescan(raw, path, options.word_lines.get(path))
+    prescan = None if hint == NO_WORDS else checker.prescan(raw, path, hint)
     if (prescan is None or not prescan.could_match) and wide_encoding(raw) is None:
         return  # no trigger word: nothing this run can find (in UTF-16 bytes the words cannot be seen)
     try:
