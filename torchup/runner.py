@@ -132,9 +132,12 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
             remove_stale_temporaries(found)
         done = 0
 
-        def merge(partial: RunResult) -> None:
+        def merge(partial: RunResult | None) -> None:
             nonlocal done
-            result.merge(partial)
+            if partial is None:  # (a file settled without a trigger word: thousands of them, counted)
+                result.files_checked += 1
+            else:
+                result.merge(partial)
             done += 1
             if options.progress is not None:
                 options.progress(done, total)
@@ -328,14 +331,14 @@ def _size(info: os.stat_result | None) -> int:
 
 def _without_words(
     target: Target, statuses: dict[str, os.stat_result | None], checker: Checker, options: RunOptions
-) -> RunResult:
+) -> RunResult | None:
     """A file without a trigger word or a wide byte-order mark (grep read it all and says so):
-    checked, if it is a regular file of a size torchup reads; anything else takes the full path,
-    which reports it."""
+    checked with nothing found (None), if it is a regular file of a size torchup reads; anything
+    else takes the full path, which reports it."""
     info = statuses.get(target.path)
     if info is None or not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
         return _process_one(target, checker, options, NO_WORDS)
-    return RunResult(files_checked=1)
+    return None
 
 
 def _process_one(target: Target, checker: Checker, options: RunOptions, hint: Hint = None) -> RunResult:
