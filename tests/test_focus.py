@@ -497,3 +497,25 @@ def test_tu160_keeps_the_init_bodies_where_a_class_header_may_name_an_optimizer(
     from torchup.rules.tu160_optimizer_set_params import RULE
 
     assert bool(RULE.kept_lines(text + "def __init__(self): pass\n")) is expected
+
+
+def test_a_rule_that_cannot_report_in_a_text_does_not_run_and_spares_the_parse() -> None:
+    """TU160 needs a set (``Rule.may_report``): without one, a file that only spells optimizers is
+    not parsed; with another rule's word it is, without TU160; a `# noqa: TU160` is then unused."""
+    def analyze(text: str, select: list[str]) -> tuple[bool, list[str]]:
+        checker = Checker(select_rules(all_rules(), select))
+        source = SourceFile.from_bytes("m.py", textwrap.dedent(text).encode())
+        analysis = checker.analyze(source, checker.prescan(source.raw, "m.py"))
+        return analysis.parsed, [d.code for d in analysis.diagnostics]
+
+    no_set = """
+        import torch
+        opt = torch.optim.SGD(list(params), lr=0.1)
+        print(f"{opt} {{a}}", "{b}")  # {a, b}
+        """
+    assert analyze(no_set, ["TU160"]) == (False, [])
+    assert analyze(no_set.replace("list(params)", "{p for p in params}"), ["TU160"]) == (True, ["TU160"])
+    assert analyze(no_set.replace("list(params)", "set(params)"), ["TU160"]) == (True, ["TU160"])
+    assert analyze(no_set.replace("list(params)", "f'{ {1} }'"), ["TU160"])[0]  # (a set in a replacement field)
+    assert analyze(no_set + "torch.cholesky(a)\n", ["TU160", "TU101"]) == (True, ["TU101"])
+    assert analyze(no_set.replace("lr=0.1)", "lr=0.1)  # noqa: TU160"), ["TU160", "TU002"]) == (True, ["TU002"])

@@ -214,7 +214,10 @@ class Checker:
             return analysis
         focus = None
         if found is not None:
-            focus = Focus(found.lines, self._words(rules), found.present, self._path_words(rules))
+            present = self._reportable(found, rules, source)
+            if not present and not (self.reports(UNUSED_NOQA, source.path) and mentions_noqa(source.text)):
+                return analysis  # (no rule can report here: no parse)
+            focus = Focus(found.lines, self._words(rules), present, self._path_words(rules))
         skeleton = self._skeleton(source, rules, focus, found)
         try:
             tree, skeletal = parse(source, skeleton)
@@ -279,6 +282,27 @@ class Checker:
             spans = spans if len(spans.text) == len(source.text) and source.text.isascii() else None
         kept = {line for rule in rules if _runs(rule, focus) for line in rule.kept_lines(source.text)}
         return cut(source.text, tuple(sorted(kept.union(found.lines))) if kept else found.lines, spans)
+
+    def _reportable(self, found: Occurrences, rules: list[Rule], source: SourceFile) -> frozenset[str]:
+        """The trigger words ``found`` in code, less those of rules that cannot report in this text
+        (``Rule.may_report``), which then do not run."""
+        spans = found.spans
+        ruled_out = []
+        for rule in rules:
+            if found.present.isdisjoint(rule.triggers):
+                continue
+            if spans is None:
+                from torchup.lexing import spans_of
+
+                spans = spans_of(source.text)
+                if spans is None:
+                    return found.present  # (unsure: every rule runs)
+            if not rule.may_report(spans):
+                ruled_out.append(rule)
+        if not ruled_out:
+            return found.present
+        running = [rule for rule in rules if rule not in ruled_out]
+        return frozenset(word for word in found.present if any(word in rule.triggers for rule in running))
 
     def _words(self, rules: list[Rule]) -> frozenset[str]:
         return frozenset(word for rule in rules for word in rule.triggers)

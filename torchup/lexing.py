@@ -30,6 +30,10 @@ _STRING_REST = {
 }
 _SPANNING = ('"""', "'''", "\\\n")  # what can span lines: a triple quote or a backslash-newline
 _CODE_PREFIXES = "fFtT"  # an f-string (or a 3.14 t-string) holds code in its replacement fields
+# A one-line string (from its quote) or a comment, whichever comes first on a line of code.
+_STRING_OR_COMMENT = r"""'[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|\#"""
+_FIELD_BRACES = r"\{\{|\}\}|[{}]"  # in an f-string: escaped braces, or a replacement field's
+_PREFIX_LETTERS = "rRbBuUfFtT"
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,10 @@ class _Syntax(Generic[Text]):
     backslash: Text
     backslash_newline: Text
     code_prefixes: tuple[Text, ...]
+    string_or_comment: re.Pattern[Text]
+    field_braces: re.Pattern[Text]
+    prefix_letters: tuple[Text, ...]
+    open_brace: Text
 
 
 def _syntax(kind: type[Text]) -> _Syntax[Text]:
@@ -63,6 +71,10 @@ def _syntax(kind: type[Text]) -> _Syntax[Text]:
         backslash=convert("\\"),
         backslash_newline=convert("\\\n"),
         code_prefixes=tuple(convert(letter) for letter in _CODE_PREFIXES),
+        string_or_comment=re.compile(convert(_STRING_OR_COMMENT)),
+        field_braces=re.compile(convert(_FIELD_BRACES)),
+        prefix_letters=tuple(convert(letter) for letter in _PREFIX_LETTERS),
+        open_brace=convert("{"),
     )
 
 
@@ -95,6 +107,39 @@ class Spans(Generic[Text]):
             if offset < end:
                 return span is _CODE or span is _UNKNOWN or not self.prose[span]
         return False  # (after the last piece: in a comment)
+
+    def in_expression(self, offset: int) -> bool:
+        """Is ``offset`` in code proper: not in a comment or a string, unless in a replacement
+        field of an f-string (or t-string)? True when unsure: an f-string whose braces do not
+        pair up (as when Python 3.12 nests its quotes), a position the lexer cannot tell."""
+        if not self.in_code(offset):
+            return False  # a comment or prose
+        text, syntax = self.text, _syntax_of(self.text)
+        index = bisect.bisect_right(self.starts, offset) - 1
+        # An f-string whose braces do not pair up before ``offset`` on its line is one the lexer
+        # cut short (3.12 nests quotes: `f"{d["k"]}"`), and what follows may be code.
+        line_start = text.rfind(syntax.newline, 0, offset) + 1
+        before = index - 1
+        if before >= 0 and self.ends[before] >= line_start and _cut_short(text, self.starts[before], self.ends[before]):
+            return True
+        if index >= 0 and offset < self.ends[index]:  # in a string that spans lines or opens with three quotes
+            start = self.starts[index]
+            return text.startswith(syntax.backslash_newline, start) or _in_field(text, start, self.ends[index], offset)
+        position = line_start
+        if index >= 0 and self.ends[index] > position:
+            if _cut_short(text, self.starts[index], self.ends[index]):
+                return True
+            position = self.ends[index]  # (after such a string that ends on this line)
+        for match in syntax.string_or_comment.finditer(text, position):
+            if match.start() > offset:
+                break
+            if text[match.start() : match.start() + 1] == syntax.hash:
+                return False
+            if offset < match.end():
+                return _in_field(text, match.start(), match.end(), offset)
+            if _cut_short(text, match.start(), match.end()):
+                return True
+        return True
 
     def code_end(self, line_start: int) -> int | None:
         """Where the code on the line that starts at ``line_start`` ends: before a comment and
@@ -187,6 +232,35 @@ def spans_of(text: Text) -> Spans[Text] | None:
         ends.append(end)
         prose.append(len(quote) == 3 and _is_prose(text, lexed, end, syntax))
         position = end
+
+
+def _in_field(text: Text, start: int, end: int, offset: int) -> bool:
+    """Is ``offset`` in a replacement field of the string literal from ``start`` (its first quote)
+    to ``end``? True when its braces do not pair up."""
+    syntax = _syntax_of(text)
+    prefix = start
+    while prefix > max(start - 2, 0) and text[prefix - 1 : prefix] in syntax.prefix_letters:
+        prefix -= 1
+    if not any(letter in text[prefix:start] for letter in syntax.code_prefixes):
+        return False  # a plain string: all of it is its value
+    quote = 3 if text[start : start + 3] in syntax.spanning else 1
+    depth = 0
+    depth_at = None  # the depth at ``offset``
+    for brace in syntax.field_braces.finditer(text, start + quote, end - quote):
+        if depth_at is None and brace.start() >= offset:
+            depth_at = depth
+        token = brace.group()
+        if len(token) == 2 and depth == 0:
+            continue  # `{{` or `}}` in the text: a brace of the value
+        depth += len(token) if token[:1] == syntax.open_brace else -len(token)
+        if depth < 0:
+            return True
+    return depth != 0 or (depth if depth_at is None else depth_at) > 0
+
+
+def _cut_short(text: Text, start: int, end: int) -> bool:
+    """Is the string literal from ``start`` to ``end`` an f-string whose braces do not pair up?"""
+    return _in_field(text, start, end, end)
 
 
 def _is_prose(text: Text, start: int, end: int, syntax: _Syntax[Text]) -> bool:

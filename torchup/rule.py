@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from torchup.context import Context
+    from torchup.lexing import Spans
     from torchup.python_target import PythonTarget
 
 
@@ -97,6 +98,14 @@ class Rule:
 
     def check(self, ctx: Context) -> None:
         """Report findings through ``ctx.report``."""
+
+    def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
+        """Can the text of ``spans`` (the file's, or its bytes', lexed: torchup/lexing.py) hold a
+        finding at all? A rule whose findings need more than one of its words, which text can show
+        cheaply (TU160: a set), says False where that is missing: unless another rule runs on the
+        file, it is then not parsed. Asked only where the pre-filter runs, and only of a text that
+        spells one of the rule's words in code. False must be sure; True when unsure."""
+        return True
 
     def kept_lines(self, text: str) -> Iterable[int]:
         """More lines whose bodies the parse keeps (torchup/skeleton.py) in a file this rule runs

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import TYPE_CHECKING
 
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix, Severity
 from torchup.facts import FACTS
 from torchup.patterns import Edits, as_argument
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+
+if TYPE_CHECKING:
+    from torchup.lexing import Spans
 
 _FACTS = FACTS["deprecated_arguments"]["torch.optim.Optimizer(params=set)"]
 WARNING = _FACTS["warning"]
@@ -26,6 +30,11 @@ _MAX_STEPS = _NO_NAMES + 64  # operators and method calls followed at most (`s |
 _WORD = re.compile(r"\w+")
 # A one-line string or a comment, whichever starts first (a `#` in a string, a quote in a comment).
 _STRING_OR_COMMENT = re.compile(r""""[^"\n]*"|'[^'\n]*'|#.*""")
+# A brace that surely opens a dict display: `{}`, `{**m`, or a key (a string, a number or a dotted
+# name, not `lambda`) and then a colon that is not `:=`. Any other may open a set display.
+_DICT_START = r"""\{\s*(?:\}|\*\*|(?:"[^"\n\\]*"|'[^'\n\\]*'|(?!lambda\b)[\w.]+)\s*:(?!=))"""
+_DICT_STARTS = {str: re.compile(_DICT_START), bytes: re.compile(_DICT_START.encode("ascii"))}
+_SET_WORDS = {str: re.compile(r"\bset\b"), bytes: re.compile(rb"\bset\b")}
 _HEADER_LINES = 64  # a class header longer than this is taken to spell an optimizer
 HELP = "pass a list; `list(dict.fromkeys(...))` keeps the set's de-duplication in a fixed order"
 
@@ -219,6 +228,10 @@ class OptimizerSetParams(Rule):
         ),
     )
 
+    def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
+        # A finding needs a set, and a set in this file (``is_set`` follows assignments here only).
+        return _may_build_a_set(spans)
+
     def kept_lines(self, text: str) -> list[int]:
         # It reads the `__init__` of local optimizer subclasses: its parameters and its call of the base's.
         return _lines_of(text, "__init__") if _may_define_a_subclass(text, frozenset(self.triggers)) else []
@@ -265,6 +278,24 @@ class OptimizerSetParams(Rule):
                 fix=fix,
                 help=None if fix else HELP,
             )
+
+
+def _may_build_a_set(spans: Spans[str] | Spans[bytes]) -> bool:
+    """Might the code of ``spans.text`` build a set: a call of `set`, a set display or a set
+    comprehension, outside comments and strings (replacement fields of f-strings count)? What
+    ``is_set`` accepts comes down to one of those in the same file."""
+    text = spans.text
+    kind = type(text)
+    if any(spans.in_expression(match.start()) for match in _SET_WORDS[kind].finditer(text)):  # type: ignore[arg-type]
+        return True
+    brace = "{" if kind is str else b"{"
+    dict_start = _DICT_STARTS[kind]
+    position = text.find(brace)  # type: ignore[arg-type]
+    while position >= 0:
+        if dict_start.match(text, position) is None and spans.in_expression(position):  # type: ignore[arg-type]
+            return True
+        position = text.find(brace, position + 1)  # type: ignore[arg-type]
+    return False
 
 
 def _may_define_a_subclass(text: str, words: frozenset[str]) -> bool:

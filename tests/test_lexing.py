@@ -1,0 +1,102 @@
+"""``lexing.Spans.in_expression``: code proper, as Python's tokenizer sees it, and the replacement
+fields of f-strings (which TU160's test for sets reads, torchup/rules/tu160_optimizer_set_params.py)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from torchup.lexing import spans_of
+from torchup.rules.tu160_optimizer_set_params import _may_build_a_set
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CASES = [  # (text, the marked text: the position is its last character, in code proper?)
+    ("x = {a, b}", "x = {", True),
+    ('x = "{a, b}"', '"{', False),
+    ("x = '{a}' + {b}", "+ {", True),
+    ('x = f"{a}"', 'f"{', False),  # a replacement field opens: no set display
+    ('x = f"{ {a} }"', "{ {", True),  # one inside a field
+    ('x = f"{{a}}"', '"{{', False),  # an escaped brace
+    ('x = f"{x:{w}}"', ":{", True),  # a nested field: unsure, so code
+    ("x = 1  # {a}\n", "# {", False),
+    ('x = """\n{a}\n"""', "\n{", False),
+    ('x = f"""\n{ {a} }\n"""', "{ {", True),
+    ('x = f"""\n{a}\n"""', "\n{", False),
+    ('x = rf"{ {b} }"', "{ {", True),
+    ('x = br"{b}"', 'r"{', False),
+    ('x = "a" if b else {c}', "e {", True),
+    ('x = "#" + str({c})', "({", True),
+    ('x = f"{d["k"]}{ {1} }"', "{ {1", True),  # 3.12 nests quotes: the lexer cuts the f-string short
+    ('x = f"""{"""x"""}{ {1} }"""', "{ {1", True),
+    ("x = '''a''' + {b}", "+ {", True),
+    ("x = f'set {y}'", "set", False),
+    ("x = f'{set(y)}'", "{set", True),
+    ("x = \\\n    {b}", "    {", True),
+]
+
+
+@pytest.mark.parametrize(("text", "marker", "expected"), CASES)
+def test_in_expression(text: str, marker: str, expected: bool) -> None:
+    for content in (text, text.encode()):
+        spans = spans_of(content)
+        assert spans is not None
+        position = content.index(marker if isinstance(content, str) else marker.encode()) + len(marker) - 1
+        assert spans.in_expression(position) is expected, type(content).__name__
+
+
+def _sources() -> list[Path]:
+    return sorted(path for folder in ("torchup", "tests", "examples", "bench", "tools") for path in (ROOT / folder).rglob("*.py"))
+
+
+def test_every_brace_and_name_the_tokenizer_sees_in_code_is_in_an_expression() -> None:
+    """Soundness against Python's own tokenizer, on every file of the repository (in 3.11 an f-string
+    is one token: its fields are covered by the cases above)."""
+    checked = 0
+    for path in _sources():
+        text = path.read_text(encoding="utf-8")
+        spans = spans_of(text)
+        if spans is None:
+            continue
+        starts = [0]
+        for line in io.StringIO(text).readlines():
+            starts.append(starts[-1] + len(line))
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.string in ("{", "set") and token.type in (tokenize.OP, tokenize.NAME):
+                offset = starts[token.start[0] - 1] + token.start[1]
+                assert spans.in_expression(offset), (path, token.start)
+                checked += 1
+    assert checked > 500
+
+
+def _builds_a_set(tree: ast.AST) -> bool:
+    return any(
+        isinstance(node, (ast.Set, ast.SetComp))
+        or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "set")
+        for node in ast.walk(tree)
+    )
+
+
+@pytest.mark.parametrize("kind", [str, bytes])
+def test_tu160s_test_for_sets_misses_none_that_python_sees(kind: type) -> None:
+    """Every file whose tree holds a set display, comprehension or call of `set` is said to (the
+    f-string cases too, as parsed by the Python running the test)."""
+    texts = [path.read_bytes() for path in _sources()]
+    texts += [text.encode() for text, _, _ in CASES]
+    texts += [b"x = {lambda: 1}\n", b"x = {(y := 1)}\n", b"x = {a ** 2}\n", b"x = {*a}\n", b"x = {a[1:2]}\n",
+              b"x = {  # c\n    a: 1}\n", b"x = {'k' 'j'}\n", b"x = {1.5e-3}\n"]
+    said_no = 0
+    for raw in texts:
+        try:
+            tree = ast.parse(raw)
+        except SyntaxError:
+            continue  # (3.12 f-strings on an older Python)
+        spans = spans_of(raw if kind is bytes else raw.decode())
+        builds = True if spans is None else _may_build_a_set(spans)
+        assert builds or not _builds_a_set(tree), raw[:200]
+        said_no += not builds
+    assert said_no > 20  # (and it does tell)
