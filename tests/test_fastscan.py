@@ -207,7 +207,7 @@ def test_a_run_that_fails_during_discovery_stops_its_greps_and_workers(monkeypat
     monkeypatch.setattr(Discovery, "targets", failing)
     pools = []
     real_pool = runner._Workers.start
-    monkeypatch.setattr(runner._Workers, "start", lambda self: real_pool(self) or pools.append(self._pool))
+    monkeypatch.setattr(runner._Workers, "start", lambda self, files: real_pool(self, files) or pools.append(self._pool))
     checker = Checker(select_rules(all_rules(), ["TU1"]))
     signal.alarm(60)  # (a hang fails the test instead of the suite)
     try:

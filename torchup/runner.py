@@ -126,7 +126,7 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
             if not _from_cache(target, info, checker, options, result):
                 total += 1
                 if scan.add(target):  # grep started on a batch: a large run, the workers may start too
-                    workers.start()
+                    workers.start(total)
         scan.finish()
         if options.fix and not options.diff:
             remove_stale_temporaries(found)
@@ -248,7 +248,8 @@ class _Workers:
         self._pool: Any = None
         self._results: Iterator[RunResult] | None = None
 
-    def start(self) -> None:
+    def start(self, files: int) -> None:
+        """Fork the workers, for a run of at least ``files`` files."""
         global _WORK
         if self._pool is not None or self._options.jobs < 2:
             return
@@ -263,13 +264,14 @@ class _Workers:
             self._pool = mp.get_context("fork").Pool(options.jobs)
         finally:
             _WORK = None
-        self._results = self._pool.imap_unordered(_worker, self._tasks, chunksize=8)
+        chunk = max(1, min(8, files // (options.jobs * 8)))  # (fewer round trips; small runs share evenly)
+        self._results = self._pool.imap_unordered(_worker, self._tasks, chunksize=chunk)
 
     def results(self, total: int) -> Iterator[RunResult]:
         """Each task's result; in this process when the run has too few files (``total``, of which
         the tasks may be only some) for each worker to share."""
         if total >= 4 * self._options.jobs:
-            self.start()
+            self.start(total)
         if self._results is None:
             for target, hint in self._tasks:
                 yield _process_one(target, self._checker, self._options, hint)
