@@ -220,6 +220,47 @@ CASES = {
         model = torch.nn.Linear(2, 2)
         optimizer = Local(set(model.parameters()))  # (a nested function's own `params` is not __init__'s)
         """,
+    "a local subclass used in a function that names no optimizer, and a subclass of it (TU160)": """
+        import torch
+
+        class Local(torch.optim.SGD):
+            pass
+
+        class Sub(Local):
+            pass
+
+        def build(model):
+            params = model.parameters()
+            other = 1
+            return Local(set(params), lr=0.1), Sub({p for p in params}, lr=0.1)
+
+        def unrelated():
+            x = 1
+            return x
+        """,
+    "an __init__ that passes on a set it made (TU160)": """
+        import torch
+
+        class Local(torch.optim.SGD):
+            def __init__(self, params, lr=0.1):
+                unique = set(params)
+                other = 1
+                super().__init__(unique, dict(lr=lr))
+
+        opt = Local([1, 2])
+        """,
+    "a subclass defined inside a function that uses it (TU160)": """
+        import torch
+
+        class Local(torch.optim.SGD):
+            pass
+
+        def build(params):
+            class Inner(Local):
+                pass
+            count = 1
+            return Inner(set(params))
+        """,
     "an __init__ that rebinds params in its own body (TU160)": """
         import torch
 
@@ -490,13 +531,13 @@ def test_the_collector_pause_restores_what_it_found() -> None:
         ("@classmethod\ndef subclass(cls): return cls(SGD)\n", False),
     ],
 )
-def test_tu160_keeps_the_init_bodies_where_a_class_header_may_name_an_optimizer(text: str, expected: bool) -> None:
-    """TU160 reads the `__init__` of local optimizer subclasses: their lines are kept from the
-    skeleton's cut wherever a class header spells an optimizer, or cannot be read for sure (the
-    focus cases above compare the findings with those of a full walk)."""
+def test_tu160_focuses_on_local_subclasses_where_a_class_header_may_name_an_optimizer(text: str, expected: bool) -> None:
+    """TU160 reads the `__init__` and the uses of local optimizer subclasses: their lines join the
+    focus wherever a class header spells an optimizer, or cannot be read for sure (the focus cases
+    above compare the findings with those of a full walk)."""
     from torchup.rules.tu160_optimizer_set_params import RULE
 
-    assert bool(RULE.kept_lines(text + "def __init__(self): pass\n")) is expected
+    assert bool(RULE.focus_lines(text + "def __init__(self): pass\n")) is expected
 
 
 def test_a_rule_that_cannot_report_in_a_text_does_not_run_and_spares_the_parse() -> None:

@@ -217,7 +217,10 @@ class Checker:
             present = self._reportable(found, rules, source)
             if not present and not (self.reports(UNUSED_NOQA, source.path) and mentions_noqa(source.text)):
                 return analysis  # (no rule can report here: no parse)
-            focus = Focus(found.lines, self._words(rules), present, self._path_words(rules))
+            running = [rule for rule in rules if not present.isdisjoint(rule.triggers)]
+            more = {line for rule in running for line in rule.focus_lines(source.text)}
+            lines = tuple(sorted(more.union(found.lines))) if more else found.lines
+            focus = Focus(lines, self._words(rules), present, self._path_words(rules))
         skeleton = self._skeleton(source, rules, focus, found)
         try:
             tree, skeletal = parse(source, skeleton)
@@ -280,8 +283,7 @@ class Checker:
         spans = found.spans
         if spans is not None and spans.text is not source.text:  # the bytes': offsets agree if all are ASCII
             spans = spans if len(spans.text) == len(source.text) and source.text.isascii() else None
-        kept = {line for rule in rules if _runs(rule, focus) for line in rule.kept_lines(source.text)}
-        return cut(source.text, tuple(sorted(kept.union(found.lines))) if kept else found.lines, spans)
+        return cut(source.text, focus.lines, spans)
 
     def _reportable(self, found: Occurrences, rules: list[Rule], source: SourceFile) -> frozenset[str]:
         """The trigger words ``found`` in code, less those of rules that cannot report in this text

@@ -107,10 +107,11 @@ class Rule:
         spells one of the rule's words in code. False must be sure; True when unsure."""
         return True
 
-    def kept_lines(self, text: str) -> Iterable[int]:
-        """More lines whose bodies the parse keeps (torchup/skeleton.py) in a file this rule runs
-        on, though the resolver does not walk them: a rule that reads the `__init__` of a local
-        subclass names the lines of `__init__` where the file may define one."""
+    def focus_lines(self, text: str) -> Iterable[int]:
+        """More lines to analyse like those of the trigger words in a file this rule runs on: the
+        bodies that span them are parsed (torchup/skeleton.py) and walked (resolver.Focus). A rule
+        that reads code spelling none of its words names it here: TU160, the `__init__` and the
+        uses of the optimizer subclasses a file defines."""
         return ()
 
     def applies_to(self, python: PythonTarget) -> bool:

@@ -35,6 +35,7 @@ _STRING_OR_COMMENT = re.compile(r""""[^"\n]*"|'[^'\n]*'|#.*""")
 _DICT_START = r"""\{\s*(?:\}|\*\*|(?:"[^"\n\\]*"|'[^'\n\\]*'|(?!lambda\b)[\w.]+)\s*:(?!=))"""
 _DICT_STARTS = {str: re.compile(_DICT_START), bytes: re.compile(_DICT_START.encode("ascii"))}
 _SET_WORDS = {str: re.compile(r"\bset\b"), bytes: re.compile(rb"\bset\b")}
+_CLASS_NAME = re.compile(r"class(?:[ \t]|\\\n)+(\w+)")
 _HEADER_LINES = 64  # a class header longer than this is taken to spell an optimizer
 HELP = "pass a list; `list(dict.fromkeys(...))` keeps the set's de-duplication in a fixed order"
 
@@ -111,8 +112,7 @@ class OptimizerSetParams(Rule):
         `__init__` of such a class. A set is a set display `{a, b}`, a set comprehension, a call
         of the built-in `set(...)`, `s | t` / `s & t` / `s - t` / `s ^ t` and `s.union(...)` ...
         on one of those, or a name assigned once from one of them. Optimizer subclasses imported
-        from other files are not known, nor a subclass of a local subclass that is defined and
-        used only inside a function whose text names no optimizer class. Not reported: lists, tuples, generators,
+        from other files are not known. Not reported: lists, tuples, generators,
         `model.parameters()`, `frozenset(...)` (2.15 does not warn for it), and sets inside
         parameter-group dicts, which already raise in 2.13 and 2.14.
         """,
@@ -232,9 +232,11 @@ class OptimizerSetParams(Rule):
         # A finding needs a set, and a set in this file (``is_set`` follows assignments here only).
         return _may_build_a_set(spans)
 
-    def kept_lines(self, text: str) -> list[int]:
-        # It reads the `__init__` of local optimizer subclasses: its parameters and its call of the base's.
-        return _lines_of(text, "__init__") if _may_define_a_subclass(text, frozenset(self.triggers)) else []
+    def focus_lines(self, text: str) -> list[int]:
+        # The uses of the optimizer subclasses this file defines, and their `__init__`: its
+        # parameters and its call of the base's.
+        names = _local_subclass_names(text, frozenset(self.triggers))
+        return _lines_of(text, {*names, "__init__"}) if names else []
 
     def check(self, ctx: Context) -> None:
         if not ctx.resolver.imports_torch:
@@ -298,20 +300,27 @@ def _may_build_a_set(spans: Spans[str] | Spans[bytes]) -> bool:
     return False
 
 
-def _may_define_a_subclass(text: str, words: frozenset[str]) -> bool:
-    """Might a class statement in ``text`` spell one of ``words`` in its header? Every local
-    optimizer subclass does, or derives from a local one that does (an alias of an optimizer or a
-    star import makes the engine parse every body anyway: resolver.Focus). True when unsure: a
-    header with a backslash, a triple quote or an f-string, brackets that do not close, or a
+def _local_subclass_names(text: str, words: frozenset[str]) -> set[str]:
+    """The names of the classes ``text`` defines whose header may spell one of ``words``, or the
+    name of another such class: every local optimizer subclass (an alias of an optimizer or a star
+    import makes the engine walk every body anyway: resolver.Focus). A header is taken to spell
+    one when unsure: a backslash, a triple quote or an f-string, brackets that do not close, a
     `class` line inside a string."""
+    headers = []
     position = text.find("class")
     while position >= 0:
         line_start = text.rfind("\n", 0, position) + 1
-        keyword = text[position + 5 : position + 6] in (" ", "\t", "\\")  # (not `classes`, `class_`)
-        if keyword and not text[line_start:position].strip(" \t\f") and _header_may_spell(text, line_start, words):
-            return True
+        name = _CLASS_NAME.match(text, position)  # (not `classes`, `class_`)
+        if name is not None and not text[line_start:position].strip(" \t\f"):
+            headers.append((name.group(1), line_start))
         position = text.find("class", position + 5)
-    return False
+    names: set[str] = set()
+    while True:  # (a subclass of a subclass: until no header names one more)
+        spelled = words.union(names)
+        more = {name for name, start in headers if name not in names and _header_may_spell(text, start, spelled)}
+        if not more:
+            return names
+        names |= more
 
 
 def _header_may_spell(text: str, start: int, words: frozenset[str]) -> bool:
@@ -352,11 +361,11 @@ def _code_of(line: str) -> str | None:
     return None if '"' in code or "'" in code else code
 
 
-def _lines_of(text: str, word: str) -> list[int]:
-    """The numbers of the lines where ``word`` occurs as a whole word (in code or not)."""
+def _lines_of(text: str, words: set[str]) -> list[int]:
+    """The numbers of the lines where one of ``words`` occurs as a whole word (in code or not)."""
     lines: list[int] = []
     number, counted = 1, 0
-    for match in re.finditer(rf"\b{re.escape(word)}\b", text):
+    for match in re.finditer(rf"\b(?:{'|'.join(map(re.escape, sorted(words)))})\b", text):
         number += text.count("\n", counted, match.start())
         counted = match.start()
         lines.append(number)
@@ -388,8 +397,8 @@ def _local_optimizers(ctx: Context) -> dict[int, bool]:
 
 
 def _classes(ctx: Context) -> list[ast.ClassDef]:
-    """The class statements in the scopes the resolver walked, in source order. (A class defined
-    and used only inside a body that names no optimizer is not walked, so not followed.)"""
+    """The class statements in the scopes the resolver walked, in source order (``focus_lines``
+    has it walk every body that names a local optimizer subclass)."""
     found = {
         id(binding.node): binding.node
         for scope in ctx.resolver.iter_scopes()
