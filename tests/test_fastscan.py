@@ -218,3 +218,28 @@ def test_a_run_that_fails_during_discovery_stops_its_greps_and_workers(monkeypat
     assert len(started) >= 5 and all(grep is not None and grep._process.poll() is not None for grep in started)
     assert pools and pools[0] is not None  # the workers had started
     assert not multiprocessing.active_children()
+
+
+@pytest.mark.parametrize("failure", ["no grep", "no temporary file"])
+def test_a_run_without_grep_scans_in_python(monkeypatch: pytest.MonkeyPatch, failure: str) -> None:
+    """The pipelined run (workers started on the first batch) falls back to Python's scan."""
+
+    def findings() -> list[tuple[str, int, int, str]]:
+        checker = Checker(select_rules(all_rules(), ["TU1", "TU2", "TU3", "TU4", "TU5"]))
+        result = runner.run([str(ROOT / "tests")], checker, Discovery(), runner.RunOptions(jobs=2))
+        assert result.files_checked == len(result.targets)
+        return [(d.path, d.line, d.column, d.code) for d in result.diagnostics]
+
+    monkeypatch.setattr(runner, "SCAN_MIN_FILES", 1)
+    monkeypatch.setattr(runner, "SCAN_BATCH_FILES", 7)
+    expected = findings()
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    if failure == "no grep":
+        monkeypatch.setattr(fastscan.shutil, "which", lambda _: None)
+    else:
+        monkeypatch.setattr(fastscan.tempfile, "TemporaryFile", refuse)
+    assert fastscan.Grep.start(["x.py"], WORDS) is None
+    assert findings() == expected

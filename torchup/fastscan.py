@@ -81,7 +81,10 @@ class Grep:
         # -n -o -H: `name NUL line:match` for each match (a match is one line at most).
         options: list[str | bytes] = [grep, "-n", "-o", "-H", "-a", "-s", "-E", "-D", "skip", "--null"]
         options += ["-e", expression, *(["-e", _WIDE_START] if or_wide_start else [])]
-        output = tempfile.TemporaryFile()  # noqa: SIM115 (closed by ``result`` or ``stop``)
+        try:  # (no room in the temporary directory, say: then Python scans)
+            output = tempfile.TemporaryFile()  # noqa: SIM115 (closed by ``result`` or ``stop``)
+        except OSError:
+            return None
         try:
             process = subprocess.Popen(
                 [*options, "--", *paths], stdout=output, stderr=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"}
