@@ -243,3 +243,35 @@ def test_a_run_without_grep_scans_in_python(monkeypatch: pytest.MonkeyPatch, fai
         monkeypatch.setattr(fastscan.tempfile, "TemporaryFile", refuse)
     assert fastscan.Grep.start(["x.py"], WORDS) is None
     assert findings() == expected
+
+
+def test_a_fix_names_each_file_once_before_a_worker_writes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fix replaces a file (a new inode), so the workers start only after discovery has told every
+    file by its identity: a file named twice is fixed and counted once."""
+    from torchup.cli import main
+
+    for index in range(30):
+        (tmp_path / f"m{index:02d}.py").write_text("import torch\nQ, R = torch.qr(A)\n")
+    monkeypatch.setattr(runner, "SCAN_MIN_FILES", 1)
+    monkeypatch.setattr(runner, "SCAN_BATCH_FILES", 3)
+    named = [str(tmp_path), str(tmp_path / "m29.py"), str(tmp_path / "m00.py")]
+    real_targets = Discovery.targets
+
+    def slow(self: Discovery, paths: list[str]):  # type: ignore[no-untyped-def]
+        """A long walk: the named files come after a worker could have rewritten the first."""
+        import time
+
+        for target in real_targets(self, paths):
+            deadline = time.monotonic() + 1.0
+            while target.explicit and "linalg" not in (tmp_path / "m00.py").read_text() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            yield target
+
+    monkeypatch.setattr(Discovery, "targets", slow)
+    capsys.readouterr()
+    assert main(["fix", "--no-cache", "--jobs", "2", "--output-format", "concise", *named]) == 0
+    out, err = capsys.readouterr()
+    assert "Fixed 30 findings in 30 files" in out + err and "(30 files checked)" in out + err
+    assert (tmp_path / "m29.py").read_text() == "import torch\nQ, R = torch.linalg.qr(A)\n"

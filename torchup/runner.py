@@ -108,6 +108,9 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
                 yield target, hint
 
     workers = _Workers(checker, options, work())
+    # A fix replaces files (a new inode): no worker may write before discovery has told every
+    # file by its identity, or a path named twice would be seen as another file.
+    early = not options.fix or options.diff
     total = 0
     try:
         for target in discovery.targets(paths):
@@ -125,7 +128,7 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
             found.append(target)
             if not _from_cache(target, info, checker, options, result):
                 total += 1
-                if scan.add(target):  # grep started on a batch: a large run, the workers may start too
+                if scan.add(target) and early:  # grep started on a batch: a large run, the workers may start too
                     workers.start(total)
         scan.finish()
         if options.fix and not options.diff:
