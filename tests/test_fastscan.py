@@ -21,9 +21,15 @@ WORDS = ["qr", "eig", "use_cuda", "Adam", "AdamW"]
 needs_grep = pytest.mark.skipif(shutil.which("grep") is None, reason="no grep on this machine")
 
 
+def lines_with_words(paths: list[str], words: list[str], or_wide_start: bool = False) -> dict[str, tuple[int, ...]] | None:
+    """What one grep (``fastscan.Grep``) says of ``paths``."""
+    grep = fastscan.Grep.start(paths, words, or_wide_start)
+    return None if grep is None else grep.result()
+
+
 def files_with_words(paths: list[str], words: list[str], or_wide_start: bool = False) -> set[str] | None:
-    """The files grep names (``fastscan.lines_with_words`` without the lines)."""
-    found = fastscan.lines_with_words(paths, words, or_wide_start)
+    """The files grep names, without the lines."""
+    found = lines_with_words(paths, words, or_wide_start)
     return None if found is None else set(found)
 
 TRICKY = {
@@ -176,7 +182,7 @@ def test_grep_reports_every_line_that_holds_a_word(tmp_path: Path) -> None:
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
         paths.append(str(tmp_path / name))
-    found = fastscan.lines_with_words(paths, WORDS)
+    found = lines_with_words(paths, WORDS)
     assert found is not None
     for name, data in files.items():
         if name in ("utf-16.py",):
@@ -275,3 +281,16 @@ def test_a_fix_names_each_file_once_before_a_worker_writes(
     out, err = capsys.readouterr()
     assert "Fixed 30 findings in 30 files" in out + err and "(30 files checked)" in out + err
     assert (tmp_path / "m29.py").read_text() == "import torch\nQ, R = torch.linalg.qr(A)\n"
+
+
+@needs_grep
+def test_a_batch_ends_at_its_command_lines_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Long names make shorter batches: grep's command line stays far below any limit."""
+    monkeypatch.setattr(runner, "SCAN_MIN_FILES", 1)
+    monkeypatch.setattr(runner, "SCAN_BATCH_BYTES", 2000)
+    sizes: list[int] = []
+    real_start = fastscan.Grep.start
+    monkeypatch.setattr(fastscan.Grep, "start", lambda paths, *args: sizes.append(sum(len(p) + 1 for p in paths)) or real_start(paths, *args))
+    checker = Checker(select_rules(all_rules(), ["TU1"]))
+    result = runner.run([str(ROOT / "tests")], checker, Discovery(), runner.RunOptions())
+    assert len(sizes) >= 2 and max(sizes[:-1]) < 2000 + 300 and result.files_checked == len(result.targets)

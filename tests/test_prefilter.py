@@ -210,7 +210,7 @@ SCAN_CASES = {
 
 @pytest.mark.parametrize("name", [*SCAN_CASES, *SCANNED])
 def test_a_scan_of_the_lines_grep_names_equals_the_whole_scan(name: str) -> None:
-    """grep (``fastscan.lines_with_words``) names every line that holds a trigger word; the scan
+    """grep (``fastscan.Grep``) names every line that holds a trigger word; the scan
     then reads the words on those lines alone and finds scope words by plain search.
     (The stage cases above too: with a carriage return the whole scan is taken.)"""
     content = SCAN_CASES[name] if name in SCAN_CASES else SCANNED[name].encode()

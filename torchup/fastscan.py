@@ -19,7 +19,6 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from typing import IO
 
-_BATCH_BYTES = 96 * 1024  # command-line bytes per grep call: far below any ARG_MAX
 # A line that starts like a UTF-16 or UTF-32 byte-order mark (FF FE, FE FF, 00 00 FE FF). In such
 # a file the words cannot be seen byte by byte, so with ``or_wide_start`` it counts as a hit and
 # is read in full (which reports it). GNU grep's `.` matches a NUL byte; a grep whose `.` does
@@ -36,29 +35,6 @@ def pattern_for(words: Iterable[str]) -> str | None:
     return f"(^|[^A-Za-z0-9_])({'|'.join(words)})([^A-Za-z0-9_]|$)"
 
 
-def lines_with_words(
-    paths: Sequence[str], words: Iterable[str], or_wide_start: bool = False
-) -> dict[str, tuple[int, ...]] | None:
-    """The ``paths`` that contain one of ``words`` as a whole word (or, with ``or_wide_start``, a
-    line that starts like a UTF-16/32 byte-order mark), each with the numbers of the lines
-    (counted by `\\n`) grep matched; None when grep cannot answer for every file (then scan in
-    Python). Every line that holds a word is there, though not every word on it (grep's `-o`
-    matches do not overlap, and in `qr,cholesky` the comma went with `qr`): read the words again."""
-    words = list(words)
-    # The batches run side by side, one per core.
-    scans = [Grep.start(batch, words, or_wide_start) for batch in _batches(paths, max(1, min(os.cpu_count() or 1, 8)))]
-    found: dict[str, tuple[int, ...]] = {}
-    for scan in scans:
-        hits = scan.result() if scan is not None else None
-        if hits is None:
-            for other in scans:
-                if other is not None:
-                    other.stop()
-            return None
-        found.update(hits)
-    return found
-
-
 class Grep:
     """One grep over some files, running while the caller goes on (``result`` waits for it). Its
     output goes to an unnamed temporary file: a pipe that nobody reads yet would fill and stop it."""
@@ -70,8 +46,9 @@ class Grep:
 
     @classmethod
     def start(cls, paths: Sequence[str], words: Iterable[str], or_wide_start: bool = False) -> Grep | None:
-        """grep looking for ``words`` in ``paths`` (see ``lines_with_words``); None when it cannot
-        answer (no grep, a word that is not a plain identifier, no process)."""
+        """grep looking for ``words`` as whole words in ``paths`` (with ``or_wide_start``, for a
+        line that starts like a UTF-16/32 byte-order mark too); None when it cannot answer (no
+        grep, a word that is not a plain identifier, no process)."""
         expression = pattern_for(words)
         grep = shutil.which("grep")
         if expression is None or grep is None:
@@ -95,7 +72,10 @@ class Grep:
         return cls(paths, process, output)
 
     def result(self) -> dict[str, tuple[int, ...]] | None:
-        """The files with a hit and their lines, once grep is done; None if it failed."""
+        """The files with a hit, each with the numbers of the lines (counted by `\\n`) grep
+        matched, once grep is done; None when it cannot answer for every file (then scan in
+        Python). Every line that holds a word is there, though not every word on it (grep's `-o`
+        matches do not overlap, and in `qr,cholesky` the comma went with `qr`): read them again."""
         with self._output:
             try:
                 code = self._process.wait(timeout=600)
@@ -130,20 +110,3 @@ def _read_matches(output: bytes, found: dict[str, set[int]]) -> bool:
         found.setdefault(name, set()).add(int(output[name_end + 1 : colon]))
         position = line_end + 1
     return True
-
-
-def _batches(paths: Sequence[str], count: int) -> Iterable[list[str]]:
-    """``count`` batches of similar total name length (more when the command line would be long)."""
-    total = sum(len(os.fsencode(path)) + 1 for path in paths)
-    limit = min(_BATCH_BYTES, max(1, total // count + 1))
-    batch: list[str] = []
-    size = 0
-    for path in paths:
-        length = len(os.fsencode(path)) + 1
-        if batch and size + length > limit:
-            yield batch
-            batch, size = [], 0
-        batch.append(path)
-        size += length
-    if batch:
-        yield batch

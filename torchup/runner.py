@@ -167,6 +167,7 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
 # grep reads the next.
 SCAN_MIN_FILES = 200
 SCAN_BATCH_FILES = 256
+SCAN_BATCH_BYTES = 96 * 1024  # (the names on one grep's command line: far below any ARG_MAX)
 
 # What stage 1 says of a file, handed to the worker with it: None, nothing (scan it in Python);
 # NO_WORDS, grep found no trigger word in it; otherwise the lines grep found one on.
@@ -182,6 +183,7 @@ class _WordScan:
         self._checker = checker
         self._order = order
         self._waiting: dict[int, tuple[TriggerPattern, list[Target]]] = {}  # by id(pattern)
+        self._bytes: dict[int, int] = {}  # the length of their names on grep's command line
         self._started: set[int] = set()  # patterns with a batch given to grep
         self._greps: list[Grep] = []
         self._unasked: list[Target] = []
@@ -193,17 +195,20 @@ class _WordScan:
         if pattern is None:
             self._unasked.append(target)
             return False
-        waiting = self._waiting.setdefault(id(pattern), (pattern, []))[1]
+        key = id(pattern)
+        waiting = self._waiting.setdefault(key, (pattern, []))[1]
         waiting.append(target)
-        if len(waiting) < SCAN_BATCH_FILES:
+        self._bytes[key] = self._bytes.get(key, 0) + len(os.fsencode(target.path)) + 1
+        if len(waiting) < SCAN_BATCH_FILES and self._bytes[key] < SCAN_BATCH_BYTES:
             return False
-        self._start(id(pattern))
+        self._start(key)
         return True
 
     def _start(self, key: int) -> None:
         from torchup.fastscan import Grep  # (small runs never start grep)
 
         pattern, targets = self._waiting.pop(key)
+        self._bytes.pop(key, None)
         self._started.add(key)
         grep = Grep.start([target.path for target in targets], pattern.words, True)
         if grep is not None:
