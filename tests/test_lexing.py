@@ -81,6 +81,12 @@ def _builds_a_set(tree: ast.AST) -> bool:
     )
 
 
+def test_an_annotation_of_set_builds_no_set() -> None:
+    for text in ("x: set[int] = []\n", "def f(a: set[str]) -> set[str]:\n    return a\n", "s = 'set(x)'\n"):
+        spans = spans_of(text)
+        assert spans is not None and not _may_build_a_set(spans), text
+
+
 @pytest.mark.parametrize("kind", [str, bytes])
 def test_tu160s_test_for_sets_misses_none_that_python_sees(kind: type) -> None:
     """Every file whose tree holds a set display, comprehension or call of `set` is said to (the
@@ -88,7 +94,8 @@ def test_tu160s_test_for_sets_misses_none_that_python_sees(kind: type) -> None:
     texts = [path.read_bytes() for path in _sources()]
     texts += [text.encode() for text, _, _ in CASES]
     texts += [b"x = {lambda: 1}\n", b"x = {(y := 1)}\n", b"x = {a ** 2}\n", b"x = {*a}\n", b"x = {a[1:2]}\n",
-              b"x = {  # c\n    a: 1}\n", b"x = {'k' 'j'}\n", b"x = {1.5e-3}\n"]
+              b"x = {  # c\n    a: 1}\n", b"x = {'k' 'j'}\n", b"x = {1.5e-3}\n",
+              b"x = set (y)\n", b"x = (set  # c\n     (y))\n", b"x = (set\n     (y))\n", b"x = set\\\n(y)\n"]
     said_no = 0
     for raw in texts:
         try:

@@ -34,7 +34,10 @@ _STRING_OR_COMMENT = re.compile(r""""[^"\n]*"|'[^'\n]*'|#.*""")
 # name, not `lambda`) and then a colon that is not `:=`. Any other may open a set display.
 _DICT_START = r"""\{\s*(?:\}|\*\*|(?:"[^"\n\\]*"|'[^'\n\\]*'|(?!lambda\b)[\w.]+)\s*:(?!=))"""
 _DICT_STARTS = {str: re.compile(_DICT_START), bytes: re.compile(_DICT_START.encode("ascii"))}
-_SET_WORDS = {str: re.compile(r"\bset\b"), bytes: re.compile(rb"\bset\b")}
+# The name `set` called: `(` next (blanks, a comment or a backslash between: unsure, so yes). Not
+# `set[int]` in an annotation, which builds no set.
+_SET_CALL = r"\bset\b(?=\s*(?:[(#\\]|$))"
+_SET_CALLS = {str: re.compile(_SET_CALL), bytes: re.compile(_SET_CALL.encode("ascii"))}
 _CLASS_NAME = re.compile(r"class(?:[ \t]|\\\n)+(\w+)")
 _HEADER_LINES = 64  # a class header longer than this is taken to spell an optimizer
 HELP = "pass a list; `list(dict.fromkeys(...))` keeps the set's de-duplication in a fixed order"
@@ -288,7 +291,7 @@ def _may_build_a_set(spans: Spans[str] | Spans[bytes]) -> bool:
     ``is_set`` accepts comes down to one of those in the same file."""
     text = spans.text
     kind = type(text)
-    if any(spans.in_expression(match.start()) for match in _SET_WORDS[kind].finditer(text)):  # type: ignore[arg-type]
+    if any(spans.in_expression(match.start()) for match in _SET_CALLS[kind].finditer(text)):  # type: ignore[arg-type]
         return True
     brace = "{" if kind is str else b"{"
     dict_start = _DICT_STARTS[kind]
