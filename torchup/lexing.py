@@ -234,6 +234,26 @@ def spans_of(text: Text) -> Spans[Text] | None:
         position = end
 
 
+def code_of_line(line: str) -> str | None:
+    """One line of code without its one-line strings and its comment; None when unsure: a triple
+    quote, a backslash, an f-string (whose quotes may nest) or a quote left open."""
+    if '"""' in line or "'''" in line or "\\" in line:
+        return None
+    pieces = []
+    kept = 0
+    for match in _STR.string_or_comment.finditer(line):
+        if match.group() != "#" and line[match.start() - 1 : match.start()] in ("f", "F", "t", "T", "r", "R"):
+            return None  # (`rf"..."`, `fr"..."`: a prefix letter stands right before the quote)
+        pieces.append(line[kept : match.start()])
+        kept = match.end()
+        if match.group() == "#":
+            kept = len(line)  # (a comment runs to the line's end)
+            break
+    pieces.append(line[kept:])
+    code = "".join(pieces)
+    return None if '"' in code or "'" in code else code
+
+
 def _in_field(text: Text, start: int, end: int, offset: int) -> bool:
     """Is ``offset`` in a replacement field of the string literal from ``start`` (its first quote)
     to ``end``? True when its braces do not pair up."""

@@ -28,8 +28,6 @@ _MAX_DEPTH = 8
 _NO_NAMES = _MAX_DEPTH + 1  # a starting depth for is_set that follows no names (only literal sets)
 _MAX_STEPS = _NO_NAMES + 64  # operators and method calls followed at most (`s | a | b | ...`): no RecursionError
 _WORD = re.compile(r"\w+")
-# A one-line string or a comment, whichever starts first (a `#` in a string, a quote in a comment).
-_STRING_OR_COMMENT = re.compile(r""""[^"\n]*"|'[^'\n]*'|#.*""")
 # A brace that surely opens a dict display: `{}`, `{**m`, or a key (a string, a number or a dotted
 # name, not `lambda`) and then a colon that is not `:=`. Any other may open a set display.
 _DICT_START = r"""\{\s*(?:\}|\*\*|(?:"[^"\n\\]*"|'[^'\n\\]*'|(?!lambda\b)[\w.]+)\s*:(?!=))"""
@@ -328,11 +326,13 @@ def _local_subclass_names(text: str, words: frozenset[str]) -> set[str]:
 
 def _header_may_spell(text: str, start: int, words: frozenset[str]) -> bool:
     """The class header whose line starts at ``start``: read to the line where its brackets close."""
+    from torchup.lexing import code_of_line  # (loaded already where a file is analysed)
+
     depth = 0
     for _ in range(_HEADER_LINES):
         end = text.find("\n", start)
         line = text[start:] if end < 0 else text[start:end]
-        code = _code_of(line)
+        code = code_of_line(line)
         if code is None or not words.isdisjoint(_WORD.findall(line)):
             return True
         depth += code.count("(") + code.count("[") + code.count("{")
@@ -345,23 +345,6 @@ def _header_may_spell(text: str, start: int, words: frozenset[str]) -> bool:
             return True
         start = end + 1
     return True
-
-
-def _code_of(line: str) -> str | None:
-    """``line`` without its one-line strings and its comment (brackets there do not count); None
-    when unsure: a triple quote, a backslash, an f-string (whose quotes may nest) or an open quote."""
-    if '"""' in line or "'''" in line or "\\" in line:
-        return None
-    pieces = []
-    kept = 0
-    for match in _STRING_OR_COMMENT.finditer(line):
-        if match.group()[0] != "#" and line[match.start() - 1 : match.start()] in ("f", "F", "t", "T", "r", "R"):
-            return None  # (`rf"..."`, `fr"..."`: a prefix letter stands right before the quote)
-        pieces.append(line[kept : match.start()])
-        kept = match.end()
-    pieces.append(line[kept:])
-    code = "".join(pieces)
-    return None if '"' in code or "'" in code else code
 
 
 def _lines_of(text: str, words: set[str]) -> list[int]:
