@@ -21,9 +21,11 @@ WORDS = ["qr", "eig", "use_cuda", "Adam", "AdamW"]
 needs_grep = pytest.mark.skipif(shutil.which("grep") is None, reason="no grep on this machine")
 
 
-def lines_with_words(paths: list[str], words: list[str], or_wide_start: bool = False) -> dict[str, tuple[int, ...]] | None:
+def lines_with_words(
+    paths: list[str], words: list[str], or_wide_start: bool = False, also: tuple[str, ...] = ()
+) -> dict[str, tuple[tuple[int, int], ...]] | None:
     """What one grep (``fastscan.Grep``) says of ``paths``."""
-    grep = fastscan.Grep.start(paths, words, or_wide_start)
+    grep = fastscan.Grep.start(paths, words, also, or_wide_start)
     return None if grep is None else grep.result()
 
 
@@ -172,7 +174,7 @@ def python_lines(data: bytes, words: list[str]) -> set[int]:
 
 @needs_grep
 def test_grep_reports_every_line_that_holds_a_word(tmp_path: Path) -> None:
-    """Even where its non-overlapping `-o` matches skip a word: `qr,eig` (the comma went with `qr`)."""
+    """Every line, with where it starts; `qr,eig` once (grep's `-o` would have given two matches)."""
     files = {
         **TRICKY,
         "adjacent.py": b"x = qr,eig(a)\ny = 1\n# qr\n",
@@ -188,8 +190,31 @@ def test_grep_reports_every_line_that_holds_a_word(tmp_path: Path) -> None:
         if name in ("utf-16.py",):
             continue  # (UTF-16: no word is visible in its bytes to either)
         expected = python_lines(data, WORDS)
-        assert set(found.get(str(tmp_path / name), ())) == expected, name
-    assert found[str(tmp_path / "adjacent.py")] == (1, 3)
+        lines = found.get(str(tmp_path / name), ())
+        assert {number for number, _ in lines} == expected, name
+        for number, offset in lines:  # each line's offset is where it starts
+            assert offset == 0 or data[offset - 1 : offset] == b"\n", name
+            assert data.count(b"\n", 0, offset) + 1 == number, name
+    assert found[str(tmp_path / "adjacent.py")] == ((1, 0), (3, 20))
+
+
+@needs_grep
+def test_grep_names_the_lines_of_the_other_words_only_in_files_with_a_word(tmp_path: Path) -> None:
+    """``also`` (the scope words the focus needs) adds lines, never files: a file whose only matches
+    are `global` or `nonlocal` has no trigger word, and a file with both gets the lines of both."""
+    files = {
+        "both.py": b"global x\nx = torch.qr(a)\ny = 1\nnonlocal z\n",
+        "scope-only.py": b"def f():\n    global qrs\n",
+        "same-line.py": b"global qr\n",  # -o would have taken the space after `global`: not so here
+        "neither.py": b"x = 1\n",
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    found = lines_with_words(sorted(str(tmp_path / name) for name in files), WORDS, also=("global", "nonlocal"))
+    assert found == {
+        str(tmp_path / "both.py"): ((1, 0), (2, 9), (4, 31)),
+        str(tmp_path / "same-line.py"): ((1, 0),),
+    }
 
 
 @needs_grep

@@ -99,6 +99,44 @@ def test_line_ending_in_a_string_is_covered_by_the_comment_where_the_string_ends
     assert codes(continued) == []
 
 
+SHORTCUT_CASES = [
+    f"{QR}Q, R = torch.qr(A)  # noqa: TU103\nL = torch.cholesky(A)\n",
+    f"{QR}# noqa: TU103\nQ, R = torch.qr(A)\n",  # the line before covers nothing
+    f"{QR}Q, R = torch.qr(A)\nx = 1  # noqa: TU103\n",  # nor the line after
+    f'{QR}Q, R = torch.qr(A, """\n# noqa\n""")  # noqa: TU101\n',
+    f'{QR}Q, R = torch.qr(A, """\ndocs\n""")\n# noqa: TU103\n',
+    f"{QR}Q = torch.qr(A)[0] + \\\n    \\\n    0  # NOQA\n",
+    f"{QR}Q, R = torch.qr(\n    A,  # noqa: TU103\n)\n",
+    f"{QR}s = '# noqa: TU103'; Q, R = torch.qr(A)\n",
+    f"{QR}Q, R = torch.qr(A)  # noqa: TU103\r\nL = torch.cholesky(A)  # noqa\r\n",
+    f"{QR}Q, R = torch.qr(A)\n    # torchup: noqa: TU103\n",
+    f'{QR}x = f"{{1}}  # noqa"; Q, R = torch.qr(A)\n',
+]
+
+
+@pytest.mark.parametrize("source", SHORTCUT_CASES)
+def test_the_shortcut_past_tokenizing_agrees_with_it(source: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file with findings and a `noqa` somewhere is tokenized only where a directive may stand
+    on the line that covers a finding (``_may_silence``); the answer is the same either way."""
+    from torchup import suppressions
+
+    quick = codes(source)
+    monkeypatch.setattr(suppressions, "_may_silence", lambda *args: True)
+    assert quick == codes(source)
+
+
+def test_a_noqa_elsewhere_in_the_file_is_not_tokenized_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    from torchup import suppressions
+
+    def refuse(source: SourceFile) -> None:
+        raise AssertionError("tokenized")
+
+    monkeypatch.setattr(suppressions, "parse", refuse)
+    assert codes(f'{QR}"""# noqa"""\nx = 1  # noqa: E501\nQ, R = torch.qr(A)\n') == ["TU103"]
+    with pytest.raises(AssertionError, match="tokenized"):
+        codes(f"{QR}Q, R = torch.qr(A)  # noqa: E501\n")
+
+
 def test_crlf_and_lone_cr_line_endings() -> None:
     crlf = f"{QR}Q, R = torch.qr(A)  # noqa: TU103\r\nL = torch.cholesky(A)\r\n".replace("torch\n", "torch\r\n")
     assert codes(crlf) == ["TU101"]

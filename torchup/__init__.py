@@ -4,13 +4,11 @@ The library API (``check_source``, ``fix_source``, ``Finding``, ``FixResult``) l
 ``torchup.api`` and is imported on first use, so ``torchup --version`` stays instant.
 """
 
-from typing import Any
-
 __version__ = "0.1.0"
 __all__ = ["Finding", "FixResult", "__version__", "check_source", "fix_source"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in ("check_source", "fix_source", "Finding", "FixResult"):
         from torchup import api
 

@@ -188,10 +188,10 @@ class Checker:
             return False
         return found.in_code if found is not None else pattern.could_match(content)
 
-    def prescan(self, raw: bytes, path: str, lines: tuple[int, ...] | None = None) -> Prescan:
+    def prescan(self, raw: bytes, path: str, lines: tuple[tuple[int, int], ...] | None = None) -> Prescan:
         """The pre-filter on a file's bytes, with what ``analyze`` can reuse when the text is UTF-8;
-        ``lines``: every line that holds one of this file's trigger words, when grep said (the
-        scan then reads only those)."""
+        ``lines``: every line that holds one of this file's trigger words or a scope word, as
+        (number, offset), when grep said (the scan then reads only those)."""
         scan = self._filter(path)
         found = scan.scan(raw, lines) if isinstance(scan, TriggerPattern) else None
         return Prescan(self._could_match(raw, path, found), found)

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from torchup import __version__
 from torchup.guard import guarded
 
+TYPE_CHECKING = False  # (not typing's: a replayed warm run imports neither typing nor collections)
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
 
     from torchup.replay import Recorder
 

@@ -19,12 +19,14 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from typing import IO
 
-# A line that starts like a UTF-16 or UTF-32 byte-order mark (FF FE, FE FF, 00 00 FE FF). In such
-# a file the words cannot be seen byte by byte, so with ``or_wide_start`` it counts as a hit and
-# is read in full (which reports it). GNU grep's `.` matches a NUL byte; a grep whose `.` does
-# not would miss only the UTF-32 big-endian mark.
-_WIDE_START = b"^(\xff\xfe|\xfe\xff|..\xfe\xff)"
+# The byte pairs that start a UTF-16 or UTF-32 byte-order mark (FF FE, FE FF; 00 00 FE FF holds
+# the second). In such a file the words cannot be seen byte by byte, so with ``or_wide_start`` a
+# line that holds one counts as a hit and the file is read in full (which reports it). Neither byte
+# occurs in UTF-8, and unanchored, the pairs cost grep nothing: with `^` and a two-byte wildcard
+# for the UTF-32 mark, its fast search gave way and it took a fifth longer.
+_WIDE_MARKS = (b"\xff\xfe", b"\xfe\xff")
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
+Line = tuple[int, int]  # a line grep matched: its 1-based number (lines end at LF) and where it starts
 
 
 def pattern_for(words: Iterable[str]) -> str | None:
@@ -39,25 +41,33 @@ class Grep:
     """One grep over some files, running while the caller goes on (``result`` waits for it). Its
     output goes to an unnamed temporary file: a pipe that nobody reads yet would fill and stop it."""
 
-    def __init__(self, paths: Sequence[str], process: subprocess.Popen[bytes], output: IO[bytes]) -> None:
+    def __init__(
+        self, paths: Sequence[str], process: subprocess.Popen[bytes], output: IO[bytes], words: re.Pattern[bytes],
+        or_wide_start: bool,
+    ) -> None:
         self.paths = paths
         self._process = process
         self._output = output
+        self._words = words
+        self._or_wide_start = or_wide_start
 
     @classmethod
-    def start(cls, paths: Sequence[str], words: Iterable[str], or_wide_start: bool = False) -> Grep | None:
-        """grep looking for ``words`` as whole words in ``paths`` (with ``or_wide_start``, for a
-        line that starts like a UTF-16/32 byte-order mark too); None when it cannot answer (no
+    def start(
+        cls, paths: Sequence[str], words: Iterable[str], also: Iterable[str] = (), or_wide_start: bool = False
+    ) -> Grep | None:
+        """grep looking for ``words`` and ``also`` as whole words in ``paths`` (with
+        ``or_wide_start``, for a byte-order mark of UTF-16/32 too); None when it cannot answer (no
         grep, a word that is not a plain identifier, no process)."""
-        expression = pattern_for(words)
+        words = sorted(set(words))
+        expression = pattern_for([*words, *also])
         grep = shutil.which("grep")
-        if expression is None or grep is None:
+        if not words or expression is None or grep is None:
             return None
         # -a: binary files are text too; -D skip: never open a FIFO or device (it could block);
         # -s: errors show in the exit status alone; --null: any byte may occur in a file name;
-        # -n -o -H: `name NUL line:match` for each match (a match is one line at most).
-        options: list[str | bytes] = [grep, "-n", "-o", "-H", "-a", "-s", "-E", "-D", "skip", "--null"]
-        options += ["-e", expression, *(["-e", _WIDE_START] if or_wide_start else [])]
+        # -n -b -H: `name NUL line:offset:text LF` for each line that matches.
+        options: list[str | bytes] = [grep, "-n", "-b", "-H", "-a", "-s", "-E", "-D", "skip", "--null"]
+        options += ["-e", expression, *(["-e", b"|".join(_WIDE_MARKS)] if or_wide_start else [])]
         try:  # (no room in the temporary directory, say: then Python scans)
             output = tempfile.TemporaryFile()  # noqa: SIM115 (closed by ``result`` or ``stop``)
         except OSError:
@@ -69,13 +79,13 @@ class Grep:
         except OSError:
             output.close()
             return None
-        return cls(paths, process, output)
+        found = re.compile(rb"\b(?:" + "|".join(words).encode("ascii") + rb")\b")
+        return cls(paths, process, output, found, or_wide_start)
 
-    def result(self) -> dict[str, tuple[int, ...]] | None:
-        """The files with a hit, each with the numbers of the lines (counted by `\\n`) grep
-        matched, once grep is done; None when it cannot answer for every file (then scan in
-        Python). Every line that holds a word is there, though not every word on it (grep's `-o`
-        matches do not overlap, and in `qr,cholesky` the comma went with `qr`): read them again."""
+    def result(self) -> dict[str, tuple[Line, ...]] | None:
+        """The files where a line holds one of ``words`` (or a byte-order mark), each with every
+        line grep matched, ``also``'s included: (number counted by `\\n`, offset of its start);
+        None when grep cannot answer for every file (then scan in Python)."""
         with self._output:
             try:
                 code = self._process.wait(timeout=600)
@@ -85,28 +95,39 @@ class Grep:
             if code not in (0, 1):  # 2: an error, perhaps one file; do not guess which
                 return None
             self._output.seek(0)
-            found: dict[str, set[int]] = {}
-            if not _read_matches(self._output.read(), found) or not set(found) <= set(self.paths):
+            found: dict[str, list[Line]] = {}
+            hits: set[str] = set()
+            if not self._read_matches(self._output.read(), found, hits) or not set(found) <= set(self.paths):
                 return None  # (a name grep printed that was not asked: distrust it)
-        return {path: tuple(sorted(lines)) for path, lines in found.items()}
+        return {path: tuple(lines) for path, lines in found.items() if path in hits}
+
+    def _read_matches(self, output: bytes, found: dict[str, list[Line]], hits: set[str]) -> bool:
+        """Add grep's `name NUL line:offset:text LF` records to ``found``, and to ``hits`` the names
+        whose text holds one of the words or a mark; False if a record does not parse."""
+        position, size = 0, len(output)
+        words, wide = self._words, self._or_wide_start
+        while position < size:
+            name_end = output.find(b"\0", position)
+            colon = output.find(b":", name_end + 1)
+            second = output.find(b":", colon + 1)
+            line_end = output.find(b"\n", second + 1)
+            if name_end < 0 or colon < 0 or second < 0 or line_end < 0:
+                return False
+            number, offset = output[name_end + 1 : colon], output[colon + 1 : second]
+            if not (number.isdigit() and offset.isdigit()):
+                return False
+            name = os.fsdecode(output[position:name_end])
+            found.setdefault(name, []).append((int(number), int(offset)))
+            if name not in hits and (
+                words.search(output, second + 1, line_end) is not None
+                or (wide and any(mark in output[second + 1 : line_end] for mark in _WIDE_MARKS))
+            ):
+                hits.add(name)
+            position = line_end + 1
+        return True
 
     def stop(self) -> None:
         if self._process.poll() is None:
             self._process.kill()
             self._process.wait()
         self._output.close()
-
-
-def _read_matches(output: bytes, found: dict[str, set[int]]) -> bool:
-    """Add grep's `name NUL line:match LF` records to ``found``; False if one does not parse."""
-    position, size = 0, len(output)
-    while position < size:
-        name_end = output.find(b"\0", position)
-        colon = output.find(b":", name_end + 1)
-        line_end = output.find(b"\n", colon + 1)
-        if name_end < 0 or colon < 0 or line_end < 0 or not output[name_end + 1 : colon].isdigit():
-            return False
-        name = os.fsdecode(output[position:name_end])
-        found.setdefault(name, set()).add(int(output[name_end + 1 : colon]))
-        position = line_end + 1
-    return True

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+
+TYPE_CHECKING = False  # (not typing's: see torchup.cli)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 EXIT_CLEAN, EXIT_ERROR, EXIT_INTERRUPTED = 0, 2, 130
 

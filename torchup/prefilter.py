@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, AnyStr
 
@@ -65,15 +64,16 @@ class TriggerPattern:
             return False
         return self.scan(content).in_code
 
-    def scan(self, content: str | bytes, lines: tuple[int, ...] | None = None) -> Occurrences:
+    def scan(self, content: str | bytes, lines: tuple[tuple[int, int], ...] | None = None) -> Occurrences:
         """The three stages and the focus lines in one pass over the text (or its bytes, when it is
         UTF-8: ASCII word boundaries there find a superset of the text's words, so the answer may
-        only grow). ``lines``: every line of the bytes that holds a trigger word (grep's), when
-        known: the words are then read on those lines alone, and the scope words found
-        by a plain search (Python's regex engine tries an alternation at every byte: ten times
-        slower)."""
+        only grow). ``lines``: every line of the bytes that holds a trigger word or a scope word
+        (grep's, as (number, offset where it starts)), when known: the words are then read on those
+        lines alone (Python's regex engine tries an alternation at every byte: ten times slower)."""
         if lines is not None and isinstance(content, bytes) and b"\r" not in content:
-            return self._scan_lines(content, lines)
+            scanned = self._scan_lines(content, lines)
+            if scanned is not None:
+                return scanned
         if isinstance(content, bytes):
             matches = [(match.start(), match.group().decode("ascii")) for match in self._focus_bytes.finditer(content)]
             newline, carriage = b"\n", b"\r"
@@ -87,24 +87,19 @@ class TriggerPattern:
             (found if word in self.words else others).append((number, offset, word))
         return self._occurrences(content, found, others)
 
-    def _scan_lines(self, content: bytes, lines: tuple[int, ...]) -> Occurrences:
-        """``scan`` of bytes with `\\n` line breaks, given every line that holds a trigger word."""
-        rows = content.split(b"\n")
+    def _scan_lines(self, content: bytes, lines: tuple[tuple[int, int], ...]) -> Occurrences | None:
+        """``scan`` of bytes with `\\n` line breaks, given every line that holds a trigger word or a
+        scope word; None if a line does not start where it is said to (the file changed since)."""
         found: list[tuple[int, int, str]] = []  # (line, offset, word)
-        line, start = 1, 0  # a line and the offset where it starts
-        for number in lines:
-            if 0 < number <= len(rows):
-                start += sum(map(len, rows[line - 1 : number - 1])) + number - line
-                line = number
-                matches = self.bytes.finditer(rows[number - 1])
-                found += [(number, start + match.start(), match.group().decode("ascii")) for match in matches]
-        spelled = sorted(
-            (offset, word)
-            for word in SCOPE_KEYWORDS
-            for offset in _whole_word_offsets(content, word.encode("ascii"))
-        )
-        numbers = _line_of_each(content, [offset for offset, _ in spelled], b"\n", b"\r")
-        others = [(number, offset, word) for (offset, word), number in zip(spelled, numbers, strict=True)]
+        others: list[tuple[int, int, str]] = []
+        size = len(content)
+        for number, start in lines:
+            if start > size or (start and content[start - 1] != 10):  # (10: `\n`)
+                return None
+            end = content.find(b"\n", start)
+            for match in self._focus_bytes.finditer(content, start, size if end < 0 else end):
+                word = match.group().decode("ascii")
+                (found if word in self.words else others).append((number, match.start(), word))
         return self._occurrences(content, found, others)
 
     def _occurrences(
@@ -142,16 +137,6 @@ def _outside_prose(
     if spans is None:
         return None, list(groups)
     return spans, [[occurrence for occurrence in group if spans.in_code(occurrence[1])] for group in groups]
-
-
-def _whole_word_offsets(content: bytes, word: bytes) -> Iterator[int]:
-    """Where ``word`` occurs as a whole word (ASCII boundaries, as ``\\b`` in a bytes pattern)."""
-    offset = content.find(word)
-    while offset >= 0:
-        end = offset + len(word)
-        if not (offset and _is_word_char(content[offset - 1 : offset])) and not _is_word_char(content[end : end + 1]):
-            yield offset
-        offset = content.find(word, offset + 1)
 
 
 SCOPE_KEYWORDS = frozenset({"global", "nonlocal"})

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import IO, TYPE_CHECKING
 
 from torchup import __version__
 
+TYPE_CHECKING = False  # (not typing's: see torchup.cli)
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
+    from typing import IO
 
 CACHE_DIR_NAME = ".torchup_cache"
 SETTLE_SECONDS = 2.0

@@ -21,7 +21,7 @@ from torchup.checker import IO_ERROR, Checker, collector_paused
 from torchup.diagnostics import Diagnostic
 from torchup.discovery import Discovery, Missing, Target
 from torchup.fixer import ChangedOnDisk, fix_source, is_applicable, write_atomic
-from torchup.prefilter import TriggerPattern
+from torchup.prefilter import SCOPE_KEYWORDS, TriggerPattern
 from torchup.source import DecodeError, SourceFile, is_notebook, wide_encoding
 
 if TYPE_CHECKING:
@@ -170,9 +170,10 @@ SCAN_BATCH_FILES = 256
 SCAN_BATCH_BYTES = 96 * 1024  # (the names on one grep's command line: far below any ARG_MAX)
 
 # What stage 1 says of a file, handed to the worker with it: None, nothing (scan it in Python);
-# NO_WORDS, grep found no trigger word in it; otherwise the lines grep found one on.
-Hint = tuple[int, ...] | None
-NO_WORDS: tuple[int, ...] = ()
+# NO_WORDS, grep found no trigger word in it; otherwise the lines grep found one or a scope word on
+# (`global`, `nonlocal`: the focus needs them), as (number, offset where it starts).
+Hint = tuple[tuple[int, int], ...] | None
+NO_WORDS: tuple[tuple[int, int], ...] = ()
 
 
 class _WordScan:
@@ -210,7 +211,7 @@ class _WordScan:
         pattern, targets = self._waiting.pop(key)
         self._bytes.pop(key, None)
         self._started.add(key)
-        grep = Grep.start([target.path for target in targets], pattern.words, True)
+        grep = Grep.start([target.path for target in targets], pattern.words, SCOPE_KEYWORDS, True)
         if grep is not None:
             self._greps.append(grep)
         self._batches.put((targets, grep))
