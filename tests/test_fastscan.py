@@ -319,3 +319,22 @@ def test_a_batch_ends_at_its_command_lines_length(monkeypatch: pytest.MonkeyPatc
     checker = Checker(select_rules(all_rules(), ["TU1"]))
     result = runner.run([str(ROOT / "tests")], checker, Discovery(), runner.RunOptions())
     assert len(sizes) >= 2 and max(sizes[:-1]) < 2000 + 300 and result.files_checked == len(result.targets)
+
+
+def test_the_pool_does_not_wake_its_worker_thread_for_each_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """multiprocessing's Pool wakes the thread that maintains its workers whenever a result waits
+    to be read, and that thread loops until another has read it: hundreds of turns a run, in the
+    process that walks the tree. ``runner._pool_class`` keeps it asleep until a worker exits or
+    the pool ends."""
+    import multiprocessing.pool
+
+    turns: list[int] = []
+    real = multiprocessing.pool.Pool._maintain_pool
+    monkeypatch.setattr(
+        multiprocessing.pool.Pool, "_maintain_pool", staticmethod(lambda *args: turns.append(1) or real(*args))
+    )
+    monkeypatch.setattr(runner, "SCAN_MIN_FILES", 10**9)  # (no grep: the workers start at once)
+    checker = Checker(select_rules(all_rules(), ["TU1", "TU2", "TU3", "TU4", "TU5"]))
+    result = runner.run([str(ROOT / "tests")], checker, Discovery(), runner.RunOptions(jobs=2))
+    assert result.files_checked == len(result.targets) > 50
+    assert 1 <= len(turns) <= 5
