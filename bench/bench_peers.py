@@ -10,6 +10,12 @@ This is a benchmark, not a test. One command times, on the same staged copy of e
   with ``torchup check`` timed on the same sample;
 - 1x, 2x and 4x copies of the corpus (how time grows), and ``torchup --version`` (start-up).
 
+torchup runs as a user has it: installed (``pip install``, not editable) from this checkout into a
+venv of its own, made by this script and refreshed on every run. So every torchup row pays the
+start-up of a plain venv, not whatever ``.pth`` files the harness's interpreter carries (on the
+machine these figures come from, its site-packages import ``certifi`` at every start: 30-40 ms).
+``--in-place`` runs the checkout with the harness's own interpreter instead.
+
     python3 bench/bench_peers.py                    # torch 2.14.1 and transformers, 3 runs each
     python3 bench/bench_peers.py --write-results    # also append a dated section to bench/RESULTS.md
     python3 bench/bench_peers.py --runs 1 --corpora torch --scale none --torchfix-lines 5000   # quick look
@@ -402,14 +408,52 @@ class TorchupFeatures:
         return ", ".join(flags)
 
 
+# The interpreter that runs torchup (``ensure_torchup``): a venv's, or the harness's with --in-place.
+TORCHUP_PYTHON = sys.executable
+IN_PLACE = True
+
+
 def torchup_env() -> dict[str, str]:
-    return bc.torchup_env(REPO_ROOT)
+    if IN_PLACE:
+        return bc.torchup_env(REPO_ROOT)
+    return {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+
+
+def ensure_torchup(venv: Path) -> str:
+    """Install this checkout into ``venv`` (made once), as ``pip install`` would for a user; return
+    what to say of it. Every later torchup command runs that venv's interpreter."""
+    global TORCHUP_PYTHON, IN_PLACE
+    python = venv / "bin" / "python"
+    if not python.exists():
+        made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True, check=False)
+        if made.returncode != 0:
+            raise BenchError(f"python -m venv {venv} failed:\n{made.stderr}")
+    log(f"installing torchup from {REPO_ROOT} into {venv} ...")
+    done = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall", str(REPO_ROOT)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"},
+    )
+    where = subprocess.run(
+        [str(python), "-c", "import torchup; print(torchup.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=venv,
+        env={name: value for name, value in os.environ.items() if name != "PYTHONPATH"},
+        check=False,
+    ).stdout.strip()
+    if done.returncode != 0 or not where.startswith(str(venv)):
+        raise BenchError(f"pip install {REPO_ROOT} into {venv} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    TORCHUP_PYTHON, IN_PLACE = str(python), False
+    return f"installed by pip (not editable) into {venv}"
 
 
 def detect_features() -> TorchupFeatures:
     env = torchup_env()
     check = subprocess.run(
-        [sys.executable, "-m", "torchup", "check", "--help"],
+        [TORCHUP_PYTHON, "-m", "torchup", "check", "--help"],
         capture_output=True,
         text=True,
         env=env,
@@ -419,7 +463,7 @@ def detect_features() -> TorchupFeatures:
     if check.returncode != 0:
         raise BenchError(f"`torchup check --help` failed (exit {check.returncode}):\n{check.stderr}")
     top = subprocess.run(
-        [sys.executable, "-m", "torchup", "--help"], capture_output=True, text=True, env=env, cwd=REPO_ROOT, check=False
+        [TORCHUP_PYTHON, "-m", "torchup", "--help"], capture_output=True, text=True, env=env, cwd=REPO_ROOT, check=False
     ).stdout
     text = check.stdout
     return TorchupFeatures(
@@ -434,7 +478,7 @@ def detect_features() -> TorchupFeatures:
 def torchup_command(
     paths: Sequence[str], features: TorchupFeatures, *, jobs: int | None = None, cold: bool = True, quiet: bool = True
 ) -> list[str]:
-    command = [sys.executable, "-m", "torchup", "check", "--output-format", "concise"]
+    command = [TORCHUP_PYTHON, "-m", "torchup", "check", "--output-format", "concise"]
     if quiet:
         command.append("--quiet")
     command.append("--no-respect-gitignore")
@@ -579,6 +623,7 @@ class Bench:
         self.torchfix_tool = Tool("torchfix", {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, (0,))
         self.loads: list[str] = []
         self.busy_start = busy_seconds()
+        self.torchup_install = "run in place from the checkout"
 
     def drop_caches(self) -> None:
         for cache in find_caches(self.work):
@@ -779,9 +824,12 @@ class Bench:
 
     def time_startup(self) -> list[tuple[str, list[str], Series]]:
         env = torchup_env()
-        commands = [("python -c pass (interpreter floor)", [sys.executable, "-c", "pass"])]
-        commands.append(("python -m torchup --version", [sys.executable, "-m", "torchup", "--version"]))
-        script = Path(sys.executable).parent / "torchup"
+        commands = [("python -c pass (interpreter floor)", [TORCHUP_PYTHON, "-c", "pass"])]
+        if not IN_PLACE:  # (what the harness's own interpreter costs: its site-packages may add to it)
+            harness = f"python -c pass (the harness's interpreter, {sys.executable})"
+            commands.append((harness, [sys.executable, "-c", "pass"]))
+        commands.append(("python -m torchup --version", [TORCHUP_PYTHON, "-m", "torchup", "--version"]))
+        script = Path(TORCHUP_PYTHON).parent / "torchup"
         if script.exists():
             commands.append((f"torchup --version (console script {script})", [str(script), "--version"]))
         found = []
@@ -798,7 +846,7 @@ class Bench:
 
     def import_profile(self) -> list[str]:
         done = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "torchup", "--version"],
+            [TORCHUP_PYTHON, "-X", "importtime", "-m", "torchup", "--version"],
             cwd=self.cwd,
             env=torchup_env(),
             capture_output=True,
@@ -960,7 +1008,8 @@ def machine_lines(bench: Bench, load_before: str, elapsed: float) -> list[str]:
         f"- RAM: {bc.memory_total()}; OS: {platform.system()} {platform.release()}",
         f"- Python: {platform.python_version()} ({sys.executable})",
         f"- load average (1/5/15 min) before: {load_before}; {'; '.join(bench.loads)}; at the end: {bc.load_average()}",
-        f"- torchup: {bc.torchup_version(REPO_ROOT)}, git {bc.git_revision(REPO_ROOT)}; flags found: "
+        f"- torchup: {bc.torchup_version(REPO_ROOT)}, git {bc.git_revision(REPO_ROOT)}, {bench.torchup_install}, "
+        f"run by {TORCHUP_PYTHON}; flags found: "
         f"{bench.features.describe()}",
         f"- ruff: {bench.ruff_version}",
         f"- TorchFix: {bench.torchfix_version}",
@@ -1098,6 +1147,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="TorchFix --select (default: ALL, every rule as torchup runs every rule; '' for its default)",
     )
     parser.add_argument("--torchfix-venv", type=Path, default=CACHE_ROOT / "torchfix-venv")
+    parser.add_argument("--torchup-venv", type=Path, default=CACHE_ROOT / "torchup-venv")
+    parser.add_argument(
+        "--in-place", action="store_true", help="run the checkout with this interpreter, not an installed copy"
+    )
     parser.add_argument("--no-torchfix", action="store_true")
     parser.add_argument("--no-ruff", action="store_true")
     parser.add_argument("--version-runs", type=int, default=10, help="timed `torchup --version` runs (default: 10)")
@@ -1138,7 +1191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # PYTHONDONTWRITEBYTECODE set, every timed run would otherwise compile the edited modules again.
     compileall.compile_dir(str(REPO_ROOT / "torchup"), quiet=1)
     try:
+        install = "run in place from the checkout" if args.in_place else ensure_torchup(args.torchup_venv)
         bench = Bench(args, work)
+        bench.torchup_install = install
         bench.busy_start = busy_start
         corpora = []
         for key in args.corpora:
