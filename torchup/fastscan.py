@@ -79,7 +79,7 @@ class Grep:
         except OSError:
             output.close()
             return None
-        found = re.compile(rb"\b(?:" + "|".join(words).encode("ascii") + rb")\b")
+        found = re.compile(rb"\b(?:" + "|".join(words).encode("ascii") + rb")\b")  # (for the lines grep prints)
         return cls(paths, process, output, found, or_wide_start)
 
     def result(self) -> dict[str, tuple[Line, ...]] | None:
@@ -106,6 +106,7 @@ class Grep:
         whose text holds one of the words or a mark; False if a record does not parse."""
         position, size = 0, len(output)
         words, wide = self._words, self._or_wide_start
+        raw_name, name, lines = b"", "", []  # (a file's records come one after another)
         while position < size:
             name_end = output.find(b"\0", position)
             colon = output.find(b":", name_end + 1)
@@ -116,8 +117,11 @@ class Grep:
             number, offset = output[name_end + 1 : colon], output[colon + 1 : second]
             if not (number.isdigit() and offset.isdigit()):
                 return False
-            name = os.fsdecode(output[position:name_end])
-            found.setdefault(name, []).append((int(number), int(offset)))
+            if output[position:name_end] != raw_name:
+                raw_name = output[position:name_end]
+                name = os.fsdecode(raw_name)
+                lines = found.setdefault(name, [])
+            lines.append((int(number), int(offset)))
             if name not in hits and (
                 words.search(output, second + 1, line_end) is not None
                 or (wide and any(mark in output[second + 1 : line_end] for mark in _WIDE_MARKS))
