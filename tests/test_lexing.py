@@ -82,7 +82,8 @@ def _builds_a_set(tree: ast.AST) -> bool:
 
 
 def test_an_annotation_of_set_builds_no_set() -> None:
-    for text in ("x: set[int] = []\n", "def f(a: set[str]) -> set[str]:\n    return a\n", "s = 'set(x)'\n"):
+    for text in ("x: set[int] = []\n", "def f(a: set[str]) -> set[str]:\n    return a\n", "s = 'set(x)'\n",
+                 "x = reset(y)\n", "x = offset (y) + my_set(z)\n", "x = set1(y)\n"):
         spans = spans_of(text)
         assert spans is not None and not _may_build_a_set(spans), text
 
@@ -95,7 +96,8 @@ def test_tu160s_test_for_sets_misses_none_that_python_sees(kind: type) -> None:
     texts += [text.encode() for text, _, _ in CASES]
     texts += [b"x = {lambda: 1}\n", b"x = {(y := 1)}\n", b"x = {a ** 2}\n", b"x = {*a}\n", b"x = {a[1:2]}\n",
               b"x = {  # c\n    a: 1}\n", b"x = {'k' 'j'}\n", b"x = {1.5e-3}\n",
-              b"x = set (y)\n", b"x = (set  # c\n     (y))\n", b"x = (set\n     (y))\n", b"x = set\\\n(y)\n"]
+              b"x = set (y)\n", b"x = (set  # c\n     (y))\n", b"x = (set\n     (y))\n", b"x = set\\\n(y)\n",
+              b"set(y)\n", b"x=[set(y)]\n", b"x = 1;set(y)\n", "x = \u00e9 + set(y)\n".encode()]
     said_no = 0
     for raw in texts:
         try:
