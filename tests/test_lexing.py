@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from torchup.lexing import spans_of
+from torchup.lexing import _BYTES, _STR, _triple_quoted_end, spans_of
 from torchup.rules.tu160_optimizer_set_params import _may_build_a_set
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,3 +109,45 @@ def test_tu160s_test_for_sets_misses_none_that_python_sees(kind: type) -> None:
         assert builds or not _builds_a_set(tree), raw[:200]
         said_no += not builds
     assert said_no > 20  # (and it does tell)
+
+
+TRIPLE_CASES = [
+    r'plain"""',
+    r'with "one" and ""two"" quotes"""',
+    r'four at the end""""',
+    r'escaped \""" still open"""',
+    r'an escaped backslash \\"""',
+    'a line break\nand a \\\nbackslash-newline"""',
+    r"never closed",
+    "ends in a backslash \\",
+    r'escape right before \"',
+    r'"""',
+    r'\"""\"""',
+    r"''' other quotes",
+]
+
+
+@pytest.mark.parametrize("kind", [str, bytes])
+def test_a_triple_quoted_string_ends_where_the_regex_says(kind: type) -> None:
+    """``_triple_quoted_end`` (literal searches) against the regex it replaced, on the cases above
+    and after every triple quote of the repository's sources."""
+    syntax = _STR if kind is str else _BYTES
+    texts = [(case, '"""') for case in TRIPLE_CASES] + [(case.replace('"', "'"), "'''") for case in TRIPLE_CASES]
+    for path in _sources():
+        source = path.read_text(encoding="utf-8")
+        for quote in ('"""', "'''"):
+            texts += [(source[index + 3 :], quote) for index in _offsets(source, quote)]
+    for text, quote in texts:
+        content, token = (text, quote) if kind is str else (text.encode(), quote.encode())
+        match = syntax.string_rest[token].match(content, 0)
+        expected = -1 if match is None else match.end()
+        assert _triple_quoted_end(content, 0, token, syntax.backslash) == expected, text[:80]
+    assert len(texts) > 1000
+
+
+def _offsets(text: str, token: str) -> list[int]:
+    found, position = [], text.find(token)
+    while position >= 0 and len(found) < 400:
+        found.append(position)
+        position = text.find(token, position + 1)
+    return found

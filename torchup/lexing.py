@@ -22,6 +22,8 @@ Text = TypeVar("Text", str, bytes)
 # The strings are written unrolled (`[^"]*(?:\\.[^"]*)*`): a run of ordinary characters in one
 # step, and never two ways to split a run, which would backtrack exponentially on an unclosed one.
 _LINE_CODE = r"""(?:[^"'\\#\n]+|"(?!"")[^"\\\n]*(?:\\.[^"\\\n]*)*"|'(?!'')[^'\\\n]*(?:\\.[^'\\\n]*)*')*"""
+# The rest of a string after its opening quote. (The lexer reads a triple-quoted one by literal
+# searches, ``_triple_quoted_end``; its regex here is what the tests hold that to.)
 _STRING_REST = {
     '"""': r'[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""',
     "'''": r"[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''",
@@ -224,14 +226,31 @@ def spans_of(text: Text) -> Spans[Text] | None:
             position = lexed + 2
             continue
         quote = text[lexed : lexed + 3] if text.startswith(char * 3, lexed) else char
-        rest = syntax.string_rest[quote].match(text, lexed + len(quote))
-        if rest is None:
+        if len(quote) == 3:
+            end = _triple_quoted_end(text, lexed + 3, quote, syntax.backslash)
+        else:
+            rest = syntax.string_rest[quote].match(text, lexed + 1)
+            end = -1 if rest is None else rest.end()
+        if end < 0:
             return None
-        end = rest.end()
         starts.append(lexed)
         ends.append(end)
         prose.append(len(quote) == 3 and _is_prose(text, lexed, end, syntax))
         position = end
+
+
+def _triple_quoted_end(text: Text, position: int, quote: Text, backslash: Text) -> int:
+    """Where the string whose triple ``quote`` opened before ``position`` ends (after its closing
+    quotes), or -1 if it does not close: at the first ``quote`` that no backslash escapes. (What
+    ``_STRING_REST`` reads, by literal searches: a regex reads a docstring a character at a time.)"""
+    while True:
+        close = text.find(quote, position)
+        if close < 0:
+            return -1
+        escape = text.find(backslash, position, close)
+        if escape < 0:
+            return close + 3
+        position = escape + 2  # (the backslash and the character it escapes, a quote or a line break too)
 
 
 def code_of_line(line: str) -> str | None:
