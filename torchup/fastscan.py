@@ -19,6 +19,8 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from typing import IO
 
+from torchup.prefilter import alternation
+
 # The byte pairs that start a UTF-16 or UTF-32 byte-order mark (FF FE, FE FF; 00 00 FE FF holds
 # the second). In such a file the words cannot be seen byte by byte, so with ``or_wide_start`` a
 # line that holds one counts as a hit and the file is read in full (which reports it). Neither byte
@@ -79,7 +81,7 @@ class Grep:
         except OSError:
             output.close()
             return None
-        found = re.compile(rb"\b(?:" + "|".join(words).encode("ascii") + rb")\b")  # (for the lines grep prints)
+        found = re.compile(rf"\b{alternation(words)}\b".encode("ascii"))  # (for the lines grep prints)
         return cls(paths, process, output, found, or_wide_start)
 
     def result(self) -> dict[str, tuple[Line, ...]] | None:

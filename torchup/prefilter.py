@@ -47,12 +47,12 @@ class TriggerPattern:
 
     def __init__(self, words: list[str]) -> None:
         self.words = frozenset(words)
-        alternatives = _trie(sorted(self.words))
+        alternatives = alternation(sorted(self.words))
         self.text = re.compile(rf"\b{alternatives}\b")
         self.bytes = re.compile(rf"\b{alternatives}\b".encode("ascii"))
         # `global x` / `nonlocal x` in a function make its bindings visible elsewhere: the focus
         # must include them, and one scan finds both.
-        self._focus = re.compile(rf"\b{_trie(sorted(self.words | SCOPE_KEYWORDS))}\b")
+        self._focus = re.compile(rf"\b{alternation(sorted(self.words | SCOPE_KEYWORDS))}\b")
         self._focus_bytes = re.compile(self._focus.pattern.encode("ascii"))
 
     def could_match(self, content: str | bytes) -> bool:
@@ -171,7 +171,7 @@ def _line_of_each(content: AnyStr, offsets: list[int], newline: AnyStr, carriage
     return lines
 
 
-def _trie(words: list[str]) -> str:
+def alternation(words: list[str]) -> str:
     """One regex alternative for ``words`` with shared prefixes factored out: Python's regex
     engine tries alternatives one by one, so `A(?:dam(?:W|ax)?|...)` scans faster than `Adam|AdamW|...`."""
     if not words:
@@ -180,7 +180,7 @@ def _trie(words: list[str]) -> str:
     for word in words:
         if word:
             branches.setdefault(word[0], []).append(word[1:])
-    parts = [re.escape(first) + (_trie(rest) if rest != [""] else "") for first, rest in sorted(branches.items())]
+    parts = [re.escape(first) + (alternation(rest) if rest != [""] else "") for first, rest in sorted(branches.items())]
     if "" in words:
         return f"(?:{'|'.join(parts)})?"
     return parts[0] if len(parts) == 1 else f"(?:{'|'.join(parts)})"
