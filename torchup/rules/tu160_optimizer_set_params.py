@@ -306,7 +306,7 @@ def _may_build_a_set(spans: Spans[str] | Spans[bytes]) -> bool:
 
 def _starts_a_word(text: str | bytes, start: int) -> bool:
     """Does no ASCII letter, digit or `_` stand right before ``start``: may a word start there (or
-    one end before it)? (Where ``\b`` would also see a non-ASCII letter as part of the word, this
+    one end before it)? (Where ``\\b`` would also see a non-ASCII letter as part of the word, this
     says yes: a match more, never one less.)"""
     before = text[start - 1 : start]
     return not (before.isascii() and (before.isalnum() or before in ("_", b"_")))
