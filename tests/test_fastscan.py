@@ -43,6 +43,7 @@ TRICKY = {
     "crlf.py": b"import torch\r\nq = torch.qr(a)\r\n",
     "lone-cr.py": b"import torch\rq = torch.qr(a)\r",
     "nul.py": b"x = 1\x00\nuse_cuda\n",
+    "nul-and-colons-on-the-line.py": b"x = qr\x00y:1:2\n",  # (grep prints the line: its text may hold both)
     "prefix-of-another.py": b"AdamWx = Adamax\n",
     "longer-word.py": b"opt = AdamW(params)\n",
     "latin-1.py": b"# \xe9t\xe9\nx = torch.eig(a)\n",
