@@ -1147,7 +1147,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="TorchFix --select (default: ALL, every rule as torchup runs every rule; '' for its default)",
     )
     parser.add_argument("--torchfix-venv", type=Path, default=CACHE_ROOT / "torchfix-venv")
-    parser.add_argument("--torchup-venv", type=Path, default=CACHE_ROOT / "torchup-venv")
+    parser.add_argument(
+        "--torchup-venv", type=Path, default=CACHE_ROOT / "torchup-venv", help="the venv torchup is installed into"
+    )
     parser.add_argument(
         "--in-place", action="store_true", help="run the checkout with this interpreter, not an installed copy"
     )
