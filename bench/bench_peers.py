@@ -13,7 +13,7 @@ This is a benchmark, not a test. One command times, on the same staged copy of e
 torchup runs as a user has it: installed (``pip install``, not editable) from this checkout into a
 venv of its own, made by this script and refreshed on every run. So every torchup row pays the
 start-up of a plain venv, not whatever ``.pth`` files the harness's interpreter carries (on the
-machine these figures come from, its site-packages import ``certifi`` at every start: 30-40 ms).
+machine these figures come from, its site-packages import ``certifi`` at every start: about 30 ms).
 ``--in-place`` runs the checkout with the harness's own interpreter instead.
 
     python3 bench/bench_peers.py                    # torch 2.14.1 and transformers, 3 runs each
