@@ -25,7 +25,7 @@ def lines_with_words(
     paths: list[str], words: list[str], or_wide_start: bool = False, also: tuple[str, ...] = ()
 ) -> dict[str, tuple[tuple[int, int], ...]] | None:
     """What one grep (``fastscan.Grep``) says of ``paths``."""
-    grep = fastscan.Grep.start(paths, words, also, or_wide_start)
+    grep = fastscan.Grep.start(paths, TriggerPattern(words), also, or_wide_start)
     return None if grep is None else grep.result()
 
 
@@ -273,7 +273,7 @@ def test_a_run_without_grep_scans_in_python(monkeypatch: pytest.MonkeyPatch, fai
         monkeypatch.setattr(fastscan.shutil, "which", lambda _: None)
     else:
         monkeypatch.setattr(fastscan.tempfile, "TemporaryFile", refuse)
-    assert fastscan.Grep.start(["x.py"], WORDS) is None
+    assert fastscan.Grep.start(["x.py"], TriggerPattern(WORDS)) is None
     assert findings() == expected
 
 

@@ -17,9 +17,10 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from torchup.prefilter import alternation
+if TYPE_CHECKING:
+    from torchup.prefilter import TriggerPattern
 
 # The byte pairs that start a UTF-16 or UTF-32 byte-order mark (FF FE, FE FF; 00 00 FE FF holds
 # the second). In such a file the words cannot be seen byte by byte, so with ``or_wide_start`` a
@@ -55,12 +56,12 @@ class Grep:
 
     @classmethod
     def start(
-        cls, paths: Sequence[str], words: Iterable[str], also: Iterable[str] = (), or_wide_start: bool = False
+        cls, paths: Sequence[str], pattern: TriggerPattern, also: Iterable[str] = (), or_wide_start: bool = False
     ) -> Grep | None:
-        """grep looking for ``words`` and ``also`` as whole words in ``paths`` (with
+        """grep looking for the words of ``pattern`` and ``also`` as whole words in ``paths`` (with
         ``or_wide_start``, for a byte-order mark of UTF-16/32 too); None when it cannot answer (no
         grep, a word that is not a plain identifier, no process)."""
-        words = sorted(set(words))
+        words = sorted(pattern.words)
         expression = pattern_for([*words, *also])
         grep = shutil.which("grep")
         if not words or expression is None or grep is None:
@@ -81,11 +82,10 @@ class Grep:
         except OSError:
             output.close()
             return None
-        found = re.compile(rf"\b{alternation(words)}\b".encode("ascii"))  # (for the lines grep prints)
-        return cls(paths, process, output, found, or_wide_start)
+        return cls(paths, process, output, pattern.bytes, or_wide_start)
 
     def result(self) -> dict[str, tuple[Line, ...]] | None:
-        """The files where a line holds one of ``words`` (or a byte-order mark), each with every
+        """The files where a line holds one of the pattern's words (or a byte-order mark), each with every
         line grep matched, ``also``'s included: (number counted by `\\n`, offset of its start);
         None when grep cannot answer for every file (then scan in Python)."""
         with self._output:

@@ -47,12 +47,12 @@ class TriggerPattern:
 
     def __init__(self, words: list[str]) -> None:
         self.words = frozenset(words)
-        alternatives = alternation(sorted(self.words))
+        alternatives = _trie(sorted(self.words))
         self.text = re.compile(rf"\b{alternatives}\b")
         self.bytes = re.compile(rf"\b{alternatives}\b".encode("ascii"))
         # `global x` / `nonlocal x` in a function make its bindings visible elsewhere: the focus
         # must include them, and one scan finds both.
-        self._focus = re.compile(rf"\b{alternation(sorted(self.words | SCOPE_KEYWORDS))}\b")
+        self._focus = re.compile(rf"\b{_trie(sorted(self.words | SCOPE_KEYWORDS))}\b")
         self._focus_bytes = re.compile(self._focus.pattern.encode("ascii"))
 
     def could_match(self, content: str | bytes) -> bool:
@@ -171,7 +171,7 @@ def _line_of_each(content: AnyStr, offsets: list[int], newline: AnyStr, carriage
     return lines
 
 
-def alternation(words: list[str]) -> str:
+def _trie(words: list[str]) -> str:
     """One regex alternative for ``words`` with shared prefixes factored out: Python's regex
     engine tries alternatives one by one, so `A(?:dam(?:W|ax)?|...)` scans faster than `Adam|AdamW|...`."""
     if not words:
@@ -180,7 +180,7 @@ def alternation(words: list[str]) -> str:
     for word in words:
         if word:
             branches.setdefault(word[0], []).append(word[1:])
-    parts = [re.escape(first) + (alternation(rest) if rest != [""] else "") for first, rest in sorted(branches.items())]
+    parts = [re.escape(first) + (_trie(rest) if rest != [""] else "") for first, rest in sorted(branches.items())]
     if "" in words:
         return f"(?:{'|'.join(parts)})?"
     return parts[0] if len(parts) == 1 else f"(?:{'|'.join(parts)})"
@@ -189,7 +189,7 @@ def alternation(words: list[str]) -> str:
 def _star_import(content: AnyStr, star: re.Pattern[AnyStr]) -> bool:
     """Does ``import *`` occur as words (not `reimport *`)?"""
     return any(
-        match.start() == 0 or not _is_word_char(content[match.start() - 1 : match.start()])
+        match.start() == 0 or not is_word_char(content[match.start() - 1 : match.start()])
         for match in star.finditer(content)
     )
 
@@ -205,7 +205,7 @@ def _reference_position(content: AnyStr, start: int, keyword: AnyStr) -> bool:
         return True  # punctuation, a quote, a line break, or a non-ASCII byte
     length = len(keyword)
     word_start = index - length + 1
-    preceded = word_start > 0 and _is_word_char(content[word_start - 1 : word_start])
+    preceded = word_start > 0 and is_word_char(content[word_start - 1 : word_start])
     return content[word_start : index + 1] == keyword and not preceded
 
 
@@ -213,5 +213,6 @@ def _blanks(content: str | bytes) -> str | bytes:
     return _BLANKS.encode("ascii") if isinstance(content, bytes) else _BLANKS
 
 
-def _is_word_char(char: str | bytes) -> bool:
+def is_word_char(char: str | bytes) -> bool:
+    """Is ``char`` an ASCII letter, digit or `_` (what ``\\b`` in a bytes pattern counts as word)?"""
     return char.isascii() and (char.isalnum() or char in (b"_", "_"))

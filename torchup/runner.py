@@ -211,7 +211,7 @@ class _WordScan:
         pattern, targets = self._waiting.pop(key)
         self._bytes.pop(key, None)
         self._started.add(key)
-        grep = Grep.start([target.path for target in targets], pattern.words, SCOPE_KEYWORDS, True)
+        grep = Grep.start([target.path for target in targets], pattern, SCOPE_KEYWORDS, True)
         if grep is not None:
             self._greps.append(grep)
         self._batches.put((targets, grep))

@@ -10,6 +10,7 @@ from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix, Severity
 from torchup.facts import FACTS
 from torchup.patterns import Edits, as_argument
+from torchup.prefilter import is_word_char
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 
 if TYPE_CHECKING:
@@ -308,8 +309,7 @@ def _starts_a_word(text: str | bytes, start: int) -> bool:
     """Does no ASCII letter, digit or `_` stand right before ``start``: may a word start there (or
     one end before it)? (Where ``\\b`` would also see a non-ASCII letter as part of the word, this
     says yes: a match more, never one less.)"""
-    before = text[start - 1 : start]
-    return not (before.isascii() and (before.isalnum() or before in ("_", b"_")))
+    return not is_word_char(text[start - 1 : start])
 
 
 def _local_subclass_names(text: str, words: frozenset[str]) -> set[str]:
