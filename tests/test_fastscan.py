@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -95,8 +98,37 @@ def test_a_fifo_is_skipped_not_waited_on(tmp_path: Path) -> None:
 
 
 def test_no_grep_means_no_answer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(fastscan.shutil, "which", lambda _: None)
+    monkeypatch.setattr(fastscan, "_which", lambda _: None)
     assert files_with_words([str(tmp_path / "x.py")], WORDS) is None
+
+
+def test_grep_is_found_as_shutil_finds_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``_which`` (no shutil import at start-up) agrees with ``shutil.which`` on a PATH that holds a
+    directory, a file that is not executable, and the program itself."""
+    (tmp_path / "a" / "grep").mkdir(parents=True)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "grep").write_text("")
+    program = tmp_path / "c" / "grep"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    path = os.pathsep.join(str(tmp_path / name) for name in ("a", "b", "c"))
+    monkeypatch.setenv("PATH", path)
+    assert fastscan._which("grep") == shutil.which("grep") == str(program)
+    monkeypatch.setenv("PATH", os.pathsep.join(str(tmp_path / name) for name in ("a", "b")))
+    assert fastscan._which("grep") is None and shutil.which("grep") is None
+
+
+@pytest.mark.parametrize("memfd", [True, False], ids=["memfd", "temporary-file"])
+def test_greps_output_file_reads_back_what_was_written(monkeypatch: pytest.MonkeyPatch, memfd: bool) -> None:
+    if not memfd:
+        monkeypatch.delattr(os, "memfd_create", raising=False)
+    elif not hasattr(os, "memfd_create"):
+        pytest.skip("no memfd_create here")
+    with fastscan._anonymous_file() as output:
+        subprocess.run([sys.executable, "-c", "print('qr')"], stdout=output, check=True)
+        output.seek(0)
+        assert output.read() == b"qr\n"
 
 
 @needs_grep
@@ -270,9 +302,10 @@ def test_a_run_without_grep_scans_in_python(monkeypatch: pytest.MonkeyPatch, fai
         raise OSError(28, "No space left on device")
 
     if failure == "no grep":
-        monkeypatch.setattr(fastscan.shutil, "which", lambda _: None)
-    else:
-        monkeypatch.setattr(fastscan.tempfile, "TemporaryFile", refuse)
+        monkeypatch.setattr(fastscan, "_which", lambda _: None)
+    else:  # (neither in memory nor in the temporary directory)
+        monkeypatch.setattr(os, "memfd_create", refuse, raising=False)
+        monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
     assert fastscan.Grep.start(["x.py"], TriggerPattern(WORDS)) is None
     assert findings() == expected
 

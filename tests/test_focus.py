@@ -560,3 +560,51 @@ def test_a_rule_that_cannot_report_in_a_text_does_not_run_and_spares_the_parse()
     assert analyze(no_set.replace("list(params)", "f'{ {1} }'"), ["TU160"])[0]  # (a set in a replacement field)
     assert analyze(no_set + "torch.cholesky(a)\n", ["TU160", "TU101"]) == (True, ["TU101"])
     assert analyze(no_set.replace("lr=0.1)", "lr=0.1)  # noqa: TU160"), ["TU160", "TU002"]) == (True, ["TU002"])
+
+
+def test_a_function_is_searched_for_global_and_nonlocal_only_where_a_line_declares() -> None:
+    """``Focus.declaring`` (the lines that spell `global` / `nonlocal`) spares the search of a
+    walked body that spells neither; where one does, its bindings go where it says."""
+    code = "import torch\n\ndef f(a):\n    global q\n    q = torch.qr\n    return q(a)\n\ndef g(a):\n    return torch.qr(a)\n"
+    tree = ast.parse(code)
+    declared = Resolver(tree, Focus(lines=(4, 5, 6, 9), words=frozenset({"qr"}), declaring=(4,)))
+    assert [b.scope.kind.value for b in declared.module_scope.bindings["q"]] == ["module"]
+    unknown = Resolver(tree, Focus(lines=(4, 5, 6, 9), words=frozenset({"qr"})))
+    assert [b.scope.kind.value for b in unknown.module_scope.bindings["q"]] == ["module"]
+    focus = Focus(lines=(4, 5, 6, 9), words=frozenset({"qr"}), declaring=(4,))
+    searched = [node.name for node in tree.body if isinstance(node, ast.FunctionDef) and focus.may_declare(node)]
+    assert searched == ["f"]  # `g` spans no declaring line: its body is not searched
+
+
+def test_a_star_import_at_the_top_walks_the_module_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from torchup import resolver
+
+    runs: list[int] = []
+    original = resolver._ScopeBuilder.run
+    monkeypatch.setattr(resolver._ScopeBuilder, "run", lambda self, tree: (runs.append(1), original(self, tree)))
+    code = "from torch import *\ndef f():\n    return 1\ndef g(a):\n    return qr(a)\n"
+    focused = Resolver(ast.parse(code), Focus(lines=(1, 5), words=frozenset({"qr"})))
+    assert len(focused.scopes) == 3 and len(runs) == 1  # every body walked, in one walk
+    nested = "import sys\nif sys:\n    from torch import *\ndef f():\n    return 1\n"
+    runs.clear()
+    assert len(Resolver(ast.parse(nested), Focus(lines=(3,), words=frozenset({"qr"}))).scopes) == 2
+    assert len(runs) == 2  # (a star import below the top is found by the focused walk, then all is walked)
+
+
+def test_the_fields_the_walk_skips_never_hold_a_node_to_visit() -> None:
+    """``resolver._LEAF_FIELDS`` names fields that hold names, flags or markers only: checked on
+    every node of torchup's own sources and the rule cases."""
+    from torchup import resolver
+
+    root = Path(__file__).resolve().parent.parent
+    skipped = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+    checked = 0
+    for path in sorted((root / "torchup").rglob("*.py")) + sorted((root / "tests").glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for name in resolver._LEAF_FIELDS.intersection(node._fields):
+                value = getattr(node, name, None)
+                items = value if isinstance(value, list) else [value]
+                assert all(not isinstance(item, ast.AST) or isinstance(item, skipped) for item in items), (
+                    type(node).__name__, name)
+                checked += 1
+    assert checked > 10_000

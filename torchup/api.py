@@ -29,6 +29,8 @@ Finding = Diagnostic
 
 @dataclass
 class FixResult:
+    """What ``fix`` made of one text."""
+
     source: str  # the fixed text (the input when nothing applied)
     fixed: list[Finding]  # what the applied fixes resolved
     remaining: list[Finding]  # what is still reported in the fixed text

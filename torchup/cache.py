@@ -42,6 +42,8 @@ def digest(raw: bytes) -> str:
 
 @dataclass(frozen=True)
 class FileState:
+    """What the cache knows of a file's bytes: its status and their hash."""
+
     size: int
     mtime_ns: int
     ctime_ns: int
@@ -59,6 +61,8 @@ def file_state(path: str, raw: bytes) -> FileState | None:
 
 @dataclass
 class Cache:
+    """The findings of unchanged files, per tool version and settings (`.torchup_cache/`)."""
+
     directory: Path
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     dirty: bool = False

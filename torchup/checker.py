@@ -38,6 +38,8 @@ _BYTES_AS_TEXT = frozenset({"utf-8", "utf-8-sig", "ascii"})
 
 @dataclass(frozen=True)
 class Prescan:
+    """The pre-filter's answer for one file's bytes."""
+
     could_match: bool
     found: Occurrences | None = None  # None: no trigger words to look for (see ``Checker._filter``)
 
@@ -59,6 +61,8 @@ SettingsFor = Callable[[str], "FileSettings"]
 
 @dataclass(frozen=True)
 class FileSettings:
+    """The rules and targets that apply to one file."""
+
     rules: tuple[Rule, ...]  # selected, after per-file ignores, engine rules included
     target_python: str | None = None
     target_version: str | None = None
@@ -220,7 +224,7 @@ class Checker:
             running = [rule for rule in rules if not present.isdisjoint(rule.triggers)]
             more = {line for rule in running for line in rule.focus_lines(source.text)}
             lines = tuple(sorted(more.union(found.lines))) if more else found.lines
-            focus = Focus(lines, self._words(rules), present, self._path_words(rules))
+            focus = Focus(lines, self._words(rules), present, self._path_words(rules), found.declaring)
         skeleton = self._skeleton(source, rules, focus, found)
         try:
             tree, skeletal = parse(source, skeleton)

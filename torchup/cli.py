@@ -15,6 +15,7 @@ TYPE_CHECKING = False  # (not typing's: a replayed warm run imports neither typi
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from typing import Any
 
     from torchup.replay import Recorder
 
@@ -24,13 +25,38 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 def _parser_class() -> type[argparse.ArgumentParser]:
     import argparse  # (here: a replayed warm run never builds a parser)
 
+    class Formatter(argparse.HelpFormatter):
+        def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                     width: int | None = None) -> None:
+            # (argparse's own default width imports shutil, and shutil the compression modules)
+            width = _terminal_width() - 2 if width is None else width
+            super().__init__(prog, indent_increment, max_help_position, width)
+
     class Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("formatter_class", Formatter)
+            super().__init__(*args, **kwargs)
+
         def error(self, message: str) -> None:  # type: ignore[override]
             self.print_usage(sys.stderr)
             sys.stderr.write(f"torchup: error: {message}\n")
             raise SystemExit(EXIT_ERROR)
 
     return Parser
+
+
+def _terminal_width() -> int:
+    """What ``shutil.get_terminal_size`` says of the columns: ``COLUMNS``, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", 0))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 def _add_check_options(parser: argparse.ArgumentParser) -> None:

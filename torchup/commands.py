@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -219,6 +218,8 @@ def clean() -> int:
     root = SettingsProvider({}).settings(".").root
     directory = root / CACHE_DIR_NAME
     if (directory / "CACHEDIR.TAG").is_file():  # only ever delete a directory torchup made
+        import shutil  # (here: shutil imports the compression modules, which a check never needs)
+
         shutil.rmtree(directory)
         sys.stdout.write(f"Removed {directory}\n")
     else:

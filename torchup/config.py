@@ -25,6 +25,8 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Settings:
+    """The options of one configuration (`[tool.torchup]`), command-line overrides applied."""
+
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class Context:
+    """What a rule sees of one file while it checks it, and where it reports."""
+
     source: SourceFile
     tree: ast.Module
     resolver: Resolver

@@ -37,6 +37,8 @@ class ImportRequest:
 
 @dataclass
 class Fix:
+    """The edits that resolve one finding, and how safe they are."""
+
     message: str
     applicability: Applicability
     edits: tuple[Edit, ...]
@@ -50,6 +52,8 @@ class Fix:
 
 @dataclass
 class Diagnostic:
+    """One finding: what, where, why, and how to fix it."""
+
     code: str
     name: str
     message: str

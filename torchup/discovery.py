@@ -23,18 +23,24 @@ DEFAULT_EXCLUDE = (
 
 @dataclass(frozen=True)
 class Target:
+    """A source file to check."""
+
     path: str
     explicit: bool  # named on the command line: always checked
 
 
 @dataclass(frozen=True)
 class Missing:
+    """A path that was named or found but cannot be read."""
+
     path: str
     reason: str
 
 
 @dataclass
 class _IgnoreRule:
+    """One line of a `.gitignore` file."""
+
     regex: re.Pattern[str]
     negated: bool
     directory_only: bool
@@ -122,6 +128,8 @@ def _glob_to_regex(pattern: str, anchored: bool) -> re.Pattern[str]:
 
 @dataclass
 class Discovery:
+    """Which files a run checks: the walk, its exclusions and `.gitignore` files."""
+
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterable, Sequence
 from typing import IO, TYPE_CHECKING
 
@@ -38,6 +36,31 @@ def pattern_for(words: Iterable[str]) -> str | None:
     if not words or not all(_IDENTIFIER.fullmatch(word) for word in words):
         return None
     return f"(^|[^A-Za-z0-9_])({'|'.join(words)})([^A-Za-z0-9_]|$)"
+
+
+def _which(program: str) -> str | None:
+    """``shutil.which`` for a bare name on a POSIX ``PATH``, without importing shutil (and the
+    compression modules it imports) at every cold run's start. (Elsewhere a name without its
+    extension is not found: Python then scans, as without grep.)"""
+    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(directory or os.curdir, program)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def _anonymous_file() -> IO[bytes]:
+    """A file with no name for grep's output, which ``Grep.result`` or ``Grep.stop`` closes: in
+    memory where the system has ``memfd_create`` (no import of tempfile, no disk), else a
+    temporary file."""
+    if hasattr(os, "memfd_create"):
+        try:
+            return open(os.memfd_create("torchup-grep", os.MFD_CLOEXEC), "w+b")
+        except OSError:
+            pass  # (a kernel without it)
+    import tempfile
+
+    return tempfile.TemporaryFile()
 
 
 class Grep:
@@ -63,7 +86,7 @@ class Grep:
         grep, a word that is not a plain identifier, no process)."""
         words = sorted(pattern.words)
         expression = pattern_for([*words, *also])
-        grep = shutil.which("grep")
+        grep = _which("grep")
         if not words or expression is None or grep is None:
             return None
         # -a: binary files are text too; -D skip: never open a FIFO or device (it could block);
@@ -72,7 +95,7 @@ class Grep:
         options: list[str | bytes] = [grep, "-n", "-b", "-H", "-a", "-s", "-E", "-D", "skip", "--null"]
         options += ["-e", expression, *(["-e", b"|".join(_WIDE_MARKS)] if or_wide_start else [])]
         try:  # (no room in the temporary directory, say: then Python scans)
-            output = tempfile.TemporaryFile()  # noqa: SIM115 (closed by ``result`` or ``stop``)
+            output = _anonymous_file()
         except OSError:
             return None
         try:

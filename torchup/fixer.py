@@ -22,6 +22,8 @@ MAX_PASSES = 50  # each pass applies every fix that does not overlap another
 
 @dataclass
 class FixOutcome:
+    """The text after the fixes, with what they fixed and what remains."""
+
     text: str  # the fixed text (the original when nothing applied)
     remaining: list[Diagnostic]
     fixed: list[Diagnostic] = field(default_factory=list)

@@ -52,6 +52,7 @@ class _Syntax(Generic[Text]):
     backslash: Text
     backslash_newline: Text
     code_prefixes: tuple[Text, ...]
+    code_prefix_set: frozenset[str] | frozenset[int]  # the same, as the items of a ``Text`` (bytes: ints)
     string_or_comment: re.Pattern[Text]
     field_braces: re.Pattern[Text]
     prefix_letters: tuple[Text, ...]
@@ -73,6 +74,7 @@ def _syntax(kind: type[Text]) -> _Syntax[Text]:
         backslash=convert("\\"),
         backslash_newline=convert("\\\n"),
         code_prefixes=tuple(convert(letter) for letter in _CODE_PREFIXES),
+        code_prefix_set=frozenset(convert(_CODE_PREFIXES)),
         string_or_comment=re.compile(convert(_STRING_OR_COMMENT)),
         field_braces=re.compile(convert(_FIELD_BRACES)),
         prefix_letters=tuple(convert(letter) for letter in _PREFIX_LETTERS),
@@ -306,6 +308,6 @@ def _is_prose(text: Text, start: int, end: int, syntax: _Syntax[Text]) -> bool:
     """A triple-quoted string from ``start`` to ``end``: is its value text with a line break?
     (A backslash-newline adds none; counting `\\\\` + newline as one too only says "code" more.)"""
     prefix = text[max(start - 2, 0) : start]
-    if any(letter in prefix for letter in syntax.code_prefixes):
+    if not syntax.code_prefix_set.isdisjoint(prefix):  # type: ignore[arg-type]
         return False
     return text.count(syntax.newline, start, end) > text.count(syntax.backslash_newline, start, end)

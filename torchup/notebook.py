@@ -92,6 +92,8 @@ class NotebookSplitError(Exception):
 
 @dataclass
 class CodeCell:
+    """One code cell of a notebook, with where its source lies in the JSON text."""
+
     index: int  # 1-based among the code cells
     text: str  # the cell's source, joined
     value: str | list[str]  # the ``source`` value as stored
@@ -102,6 +104,8 @@ class CodeCell:
 
 @dataclass
 class Notebook:
+    """A Jupyter notebook as read: its JSON text and its code cells."""
+
     path: str
     raw: bytes
     text: str  # the JSON text
@@ -241,6 +245,8 @@ def _code_cells(text: str) -> tuple[list[CodeCell], list[tuple[int, str]]]:
 
 @dataclass
 class _Mask:
+    """A line that is not Python (a magic, a shell escape), hidden from the parser."""
+
     cell: int
     original: str  # the line, without its line ending
     placeholder: str
@@ -520,6 +526,8 @@ def _relocate(diagnostics: list[Diagnostic], source: NotebookSource) -> None:
 
 @dataclass
 class NotebookOutcome:
+    """What checking or fixing one notebook gave."""
+
     diagnostics: list[Diagnostic] = field(default_factory=list)
     source: SourceFile | None = None  # for reporting: the file (a NotebookSource once it was read)
     before: str = ""  # the JSON text as read

@@ -17,6 +17,8 @@ FORMATS = ("full", "concise", "json")
 
 @dataclass
 class Style:
+    """Terminal colours, or none."""
+
     enabled: bool
 
     def _wrap(self, code: str, text: str) -> str:

@@ -15,6 +15,8 @@ MISSING = object()
 
 @dataclass(frozen=True)
 class BoundArgument:
+    """One argument of a call, matched to its parameter."""
+
     name: str
     value: ast.expr
     keyword: ast.keyword | None  # None when passed positionally
@@ -26,6 +28,8 @@ class BoundArgument:
 
 @dataclass
 class BoundCall:
+    """A call's arguments, matched to a signature's parameters."""
+
     call: ast.Call
     arguments: dict[str, BoundArgument]
     has_star_args: bool

@@ -113,9 +113,10 @@ class TriggerPattern:
         if in_code:
             spans, (found, others) = _outside_prose(content, found, others)
             in_code = _referred_to(content, found, star)
-        focused = {number for number, _, _ in found} | {number for number, _, _ in others}
+        declaring = {number for number, _, _ in others}
+        focused = {number for number, _, _ in found} | declaring
         present = frozenset(word for _, _, word in found)
-        return Occurrences(tuple(sorted(focused)), present, in_code, spans)
+        return Occurrences(tuple(sorted(focused)), present, in_code, spans, tuple(sorted(declaring)))
 
 
 def _referred_to(content: str | bytes, found: list[tuple[int, int, str]], star: bool) -> bool:
@@ -153,6 +154,8 @@ class Occurrences:
     in_code: bool
     # Stage 3's lexing of the scanned content, when it ran (the skeleton's cut needs it again).
     spans: Spans[str] | Spans[bytes] | None = field(default=None, compare=False, repr=False)
+    # The lines among ``lines`` that spell `global` or `nonlocal` in code (every declaration's first line).
+    declaring: tuple[int, ...] = ()
 
 
 def _line_of_each(content: AnyStr, offsets: list[int], newline: AnyStr, carriage: AnyStr) -> list[int]:

@@ -18,6 +18,8 @@ _CLAUSE = re.compile(r"^\s*(===|==|!=|~=|>=|<=|>|<)\s*([0-9]+(?:\.[0-9*]+)*)\s*$
 
 @dataclass(frozen=True)
 class PythonTarget:
+    """The Python versions the checked code may run on."""
+
     versions: frozenset[Version]  # the minor versions the code may run on
     source: str  # where that came from, for messages
 

@@ -44,6 +44,8 @@ IMPORT_KINDS = frozenset({BindingKind.IMPORT, BindingKind.SUBMODULE_IMPORT, Bind
 
 @dataclass(eq=False)
 class Binding:
+    """One place that binds a name: an import, a definition, an assignment, a parameter."""
+
     name: str
     kind: BindingKind
     # A scope owns its bindings; a binding refers back to its scope weakly. A cycle between the two
@@ -71,6 +73,8 @@ class Binding:
 
 @dataclass(eq=False)
 class Scope:
+    """A module, class, function, lambda or comprehension, and the names it binds."""
+
     kind: ScopeKind
     node: ast.AST
     parent: Scope | None
@@ -80,9 +84,10 @@ class Scope:
     star_imports: list[str] = field(default_factory=list)
 
 
-# What a name lookup found: the bindings (empty: unbound here), or the star-imported module.
 @dataclass(frozen=True)
 class Lookup:
+    """What a name lookup found: the bindings (empty: unbound here), or the star-imported module."""
+
     bindings: tuple[Binding, ...] = ()
     star_module: str | None = None
     ambiguous_star: bool = False
@@ -111,11 +116,15 @@ class Focus:
     words: frozenset[str]  # the trigger words of the rules that may run
     present: frozenset[str] = frozenset()  # those that occur in the file
     path_words: frozenset[str] = frozenset()  # those that name a module on a rule's path (Rule.path_words)
+    # The lines that spell `global` or `nonlocal` (each declaration's first line does); None: unknown.
+    declaring: tuple[int, ...] | None = None
 
     def touches(self, node: ast.stmt) -> bool:
-        end = node.end_lineno or node.lineno
-        index = bisect.bisect_left(self.lines, node.lineno)
-        return index < len(self.lines) and self.lines[index] <= end
+        return _spans_one_of(self.lines, node)
+
+    def may_declare(self, node: ast.stmt) -> bool:
+        """May a `global` or `nonlocal` statement stand inside ``node``?"""
+        return self.declaring is None or _spans_one_of(self.declaring, node)
 
     def walk(self, node: ast.AST) -> Iterator[ast.AST]:
         """``ast.walk`` of ``node`` that skips every statement or expression (its decorators
@@ -137,6 +146,22 @@ class Focus:
                 stack.append(child)
 
 
+def _spans_one_of(lines: tuple[int, ...], node: ast.stmt) -> bool:
+    """Does ``node`` span one of the sorted ``lines``?"""
+    end = node.end_lineno or node.lineno
+    index = bisect.bisect_left(lines, node.lineno)
+    return index < len(lines) and lines[index] <= end
+
+
+def _imports_star_at_top(tree: ast.Module) -> bool:
+    """Does a statement of the module itself star-import a module (what ``_aliases_a_word`` would
+    find after a focused walk, which is then spared)?"""
+    return any(
+        isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level and stmt.names[0].name == "*"
+        for stmt in tree.body
+    )
+
+
 class Resolver:
     """Built once per module; answers questions about names at any node it has seen."""
 
@@ -146,7 +171,11 @@ class Resolver:
         """``whole_tree``: when ``tree`` left out the bodies outside the focus (a skeleton), the
         parse of the whole text, for a module where the focus does not hold."""
         self.tree = tree
-        self._build(tree, focus)
+        if focus is not None and _imports_star_at_top(tree):  # the focus cannot hold: walk everything once
+            if whole_tree is not None:
+                self.tree = whole_tree()
+            focus = None
+        self._build(self.tree, focus)
         if focus is not None and self._aliases_a_word(focus.words, focus.path_words):
             if whole_tree is not None:
                 self.tree = whole_tree()
@@ -339,6 +368,11 @@ def _skip(builder: _ScopeBuilder, node: ast.AST) -> None:
 # The visit function of each node class, unbound: a table of bound methods would make each builder a
 # reference cycle that kept its resolver, and so the whole tree, alive until the cycle collector ran.
 _VISITS: dict[type, Callable[[_ScopeBuilder, Any], None]] = {}
+# The fields of each node class that may hold a node to visit: all but those that never do (names,
+# flags, numbers) or hold only what ``_LEAVES`` skips (a Load/Store marker, an operator).
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "asname", "module", "level", "is_async",
+                          "conversion", "kind", "type_comment", "name"})
 
 
 class _ScopeBuilder(ast.NodeVisitor):
@@ -364,7 +398,10 @@ class _ScopeBuilder(ast.NodeVisitor):
         method(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        for name in node._fields:
+        fields = _CHILD_FIELDS.get(type(node))
+        if fields is None:
+            fields = _CHILD_FIELDS[type(node)] = tuple(name for name in node._fields if name not in _LEAF_FIELDS)
+        for name in fields:
             value = getattr(node, name, None)
             if isinstance(value, list):
                 for item in value:
@@ -456,7 +493,8 @@ class _ScopeBuilder(ast.NodeVisitor):
             return
         previous = self.push(ScopeKind.FUNCTION, node)
         self.bind_parameters(node.args)
-        self._predeclare(node.body)
+        if self.r.focus is None or self.r.focus.may_declare(node):
+            self._predeclare(node.body)
         for stmt in node.body:
             self.visit(stmt)
         self.scope = previous
@@ -588,8 +626,11 @@ class _ScopeBuilder(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Store):
             self.bind(node.id, BindingKind.OTHER, node)
-        else:
-            self._record_name(node)
+        else:  # (``_record_name``, inlined: a tenth of the nodes walked are names read)
+            resolver = self.r
+            resolver._scope_of[id(node)] = self.scope
+            resolver.names.append(node)
+            resolver._names_by_id.setdefault(node.id, []).append(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         current: ast.expr = node

@@ -53,6 +53,8 @@ class Example:
 
 @dataclass(frozen=True)
 class RuleDocs:
+    """A rule's documentation, as `torchup rule CODE` prints it."""
+
     what: str
     why: str
     fix: str
@@ -62,6 +64,8 @@ class RuleDocs:
 
 @dataclass
 class Rule:
+    """A rule: its code, name, docs and examples, the versions it applies to, its check and its fix."""
+
     code: ClassVar[str]
     name: ClassVar[str]
     summary: ClassVar[str]  # one line, for `torchup rules`

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
+import gc
 import os
 import queue
 import re
@@ -51,6 +52,8 @@ class NotASourceFile(OSError):
 
 @dataclass
 class RunOptions:
+    """How a run goes: fixing or not, the cache, workers, progress."""
+
     fix: bool = False
     unsafe_fixes: bool = False
     diff: bool = False
@@ -63,6 +66,8 @@ class RunOptions:
 
 @dataclass
 class RunResult:
+    """What a run (or one worker's share of it) found and changed."""
+
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, SourceFile] = field(default_factory=dict)
     files_checked: int = 0  # read and considered (pre-filtered or parsed)
@@ -269,9 +274,14 @@ class _Workers:
         options = self._options
         _WORK = (self._checker, dataclasses.replace(options, cache=None, progress=None,
                                                     record_states=options.cache is not None))
+        # The objects alive now go to the permanent generation: a worker's collections never
+        # traverse them (nor touch their pages, which the fork shares until written). This process
+        # thaws them once the workers exist.
+        gc.freeze()
         try:
             self._pool = _pool_class()(options.jobs, context=mp.get_context("fork"))
         finally:
+            gc.unfreeze()
             _WORK = None
         chunk = max(1, min(8, files // (options.jobs * 8)))  # (fewer round trips; small runs share evenly)
         self._results = self._pool.imap_unordered(_worker, self._tasks, chunksize=chunk)

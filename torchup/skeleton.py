@@ -55,6 +55,8 @@ _CLAUSES = frozenset({"handlers", "cases"})  # lists of `except` / `case` clause
 
 @dataclass(frozen=True)
 class Region:
+    """One definition whose body the skeleton blanks."""
+
     header: int  # the line of `def` / `class`
     first: int  # the body's first line: `pass` in the skeleton
     indent: int  # the body's indentation
@@ -71,6 +73,8 @@ class Region:
 
 @dataclass(frozen=True)
 class Skeleton:
+    """The text to parse, and the definitions it shortened."""
+
     text: str
     regions: tuple[Region, ...]  # by header line
 

@@ -78,6 +78,8 @@ def wide_encoding(raw: bytes) -> str | None:
 
 @dataclass
 class SourceFile:
+    """One source text: its bytes, its decoded text and its encoding."""
+
     path: str
     raw: bytes
     text: str

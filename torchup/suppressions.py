@@ -68,6 +68,8 @@ def is_torchup_code(code: str) -> bool:
 
 @dataclass(frozen=True)
 class NoqaCode:
+    """One code in a `# noqa:` comment, and where it is written."""
+
     code: str  # upper case
     text: str  # as written
     start: int  # text offsets

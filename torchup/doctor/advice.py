@@ -21,6 +21,8 @@ PYTORCH_INDEX = "the PyTorch index (download.pytorch.org)"
 
 @dataclass(frozen=True)
 class Check:
+    """One of the doctor's verdicts, with the facts it rests on."""
+
     name: str
     verdict: str  # ok / warn / error
     reason: str
@@ -50,6 +52,8 @@ class Plan:
 
 @dataclass
 class Report:
+    """Everything the doctor found and advises for one environment and target."""
+
     environment: Environment
     target: str
     version: str
@@ -115,6 +119,8 @@ def python_where(matrix: Matrix, release: str, tag: str) -> tuple[str | None, li
 
 @dataclass(frozen=True)
 class Support:
+    """Whether a build runs on a GPU, and how that is known."""
+
     status: str  # "yes", "no", "unknown"
     kernel: str = ""  # the kernel architecture that runs, "10.0"
     how: str = ""

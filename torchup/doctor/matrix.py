@@ -50,6 +50,8 @@ class Fact:
 
 @dataclass(frozen=True)
 class PlatformBuild:
+    """The CUDA architectures one release ships for one platform."""
+
     release: str
     platform: str
     cuda_archs: tuple[str, ...] | None  # None: not known (or not a CUDA build)
@@ -59,6 +61,8 @@ class PlatformBuild:
 
 @dataclass(frozen=True)
 class Variant:
+    """One build variant of a release (CPU, a CUDA or ROCm version) and its index."""
+
     release: str
     name: str
     kind: str

@@ -42,6 +42,8 @@ class Probe:
 
 @dataclass(frozen=True)
 class Gpu:
+    """One GPU a probe found."""
+
     vendor: str  # "nvidia", "amd", "intel", "apple"
     name: str
     arch: str | None = None  # NVIDIA compute capability "8.6"; AMD "gfx90a"; None when not known
@@ -109,6 +111,8 @@ class Environment:
 
 @dataclass(frozen=True)
 class Output:
+    """What running one probe gave."""
+
     status: str  # "found", "not found", "timed out", "failed"
     stdout: str = ""
     detail: str = ""

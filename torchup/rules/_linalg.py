@@ -23,12 +23,16 @@ ArgumentRewrite = Callable[[Context, BoundCall], "ArgumentEdits | None"]
 
 @dataclass
 class ArgumentEdits:
+    """The edits that rewrite a call's arguments for its replacement."""
+
     edits: list[Edit]
     removed: int = 0  # arguments deleted outright (to know whether any remain)
 
 
 @dataclass(frozen=True)
 class Signature:
+    """A function's parameters, as far as a rewrite needs them."""
+
     positional: tuple[str, ...]
     keyword_only: tuple[str, ...] = ()
     star_kwargs_ok: bool = False  # `**kw` can only hold names the replacement takes too

@@ -36,6 +36,8 @@ _SKIP_DIRS = tuple(
 
 @dataclass
 class Site:
+    """Where in the user's code a traced call was made."""
+
     path: str
     line: int
     function: str
@@ -43,6 +45,8 @@ class Site:
 
 @dataclass
 class Finding:
+    """A behaviour change seen at run time at one call site."""
+
     code: str
     api: str
     site: Site
@@ -220,6 +224,8 @@ TIE_MESSAGE = (
 # -- wrappers around entry points that 2.14 removed or changed ----------------------------------
 @dataclass
 class Patch:
+    """An attribute the tracer replaced, and how to restore it."""
+
     owner: Any
     name: str
     original: Any
