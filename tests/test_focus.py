@@ -399,7 +399,7 @@ def test_bodies_without_a_trigger_are_not_walked() -> None:
     [
         ("from torch import qr as q\ndef f():\n    return 1\ndef g(a):\n    return q(a)\n", {"qr"}),
         ("from torch.jit import script\ndef f():\n    return 1\ndef g(m):\n    return script(m)\n", {"jit"}),
-        ("from torch import *\ndef f():\n    return 1\ndef g(a):\n    return qr(a)\n", {"qr"}),
+        ("from torch.jit import *\ndef f():\n    return 1\ndef g(m):\n    return script(m)\n", {"jit"}),
     ],
     ids=["alias", "name-imported-through-a-path-word", "star-import"],
 )
@@ -432,6 +432,15 @@ def test_every_trigger_word_inside_a_rules_dotted_name_is_a_path_word() -> None:
         text = Path(sys.modules[type(rule).__module__].__file__).read_text(encoding="utf-8") + helpers
         inner = {part for name in re.findall(r"\b(?:torch|sys|os)(?:\.\w+)+", text) for part in name.split(".")[:-1]}
         assert inner & set(rule.triggers) <= set(rule.path_words), rule.code
+
+
+def test_a_star_import_through_no_path_word_keeps_the_focus() -> None:
+    """`qr(a)` after `from torch import *` spells `qr`: the body of `f`, which spells no word, is
+    skipped; `qr` still resolves through the star import."""
+    code = "from torch import *\ndef f():\n    return 1\ndef g(a):\n    return qr(a)\n"
+    focused = Resolver(ast.parse(code), Focus(lines=(5,), words=frozenset({"qr"}), path_words=frozenset({"jit"})))
+    assert len(focused.scopes) == 2
+    assert [focused.qualified_name(n) for n in focused.names if n.id == "qr"] == ["torch.qr"]
 
 
 def test_a_plain_import_of_a_trigger_word_keeps_the_focus() -> None:
@@ -582,12 +591,13 @@ def test_a_star_import_at_the_top_walks_the_module_once(monkeypatch: pytest.Monk
     runs: list[int] = []
     original = resolver._ScopeBuilder.run
     monkeypatch.setattr(resolver._ScopeBuilder, "run", lambda self, tree: (runs.append(1), original(self, tree)))
-    code = "from torch import *\ndef f():\n    return 1\ndef g(a):\n    return qr(a)\n"
-    focused = Resolver(ast.parse(code), Focus(lines=(1, 5), words=frozenset({"qr"})))
+    words, path_words = frozenset({"cond"}), frozenset({"cond"})
+    code = "from m.cond import *\ndef f():\n    return 1\ndef g(a):\n    return h(a)\n"
+    focused = Resolver(ast.parse(code), Focus(lines=(1,), words=words, path_words=path_words))
     assert len(focused.scopes) == 3 and len(runs) == 1  # every body walked, in one walk
-    nested = "import sys\nif sys:\n    from torch import *\ndef f():\n    return 1\n"
+    nested = "import sys\nif sys:\n    from m.cond import *\ndef f():\n    return 1\n"
     runs.clear()
-    assert len(Resolver(ast.parse(nested), Focus(lines=(3,), words=frozenset({"qr"}))).scopes) == 2
+    assert len(Resolver(ast.parse(nested), Focus(lines=(3,), words=words, path_words=path_words)).scopes) == 2
     assert len(runs) == 2  # (a star import below the top is found by the focused walk, then all is walked)
 
 

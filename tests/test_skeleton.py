@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import check
+from torchup.resolver import Focus, Resolver
 from torchup.skeleton import Region, Skeleton, cut, may_hide_a_word
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -409,7 +410,11 @@ def test_the_checker_parses_the_skeleton_where_it_can(
         ("from torch.utils._sympy.solve import try_solve", False),  # (`solve` is none)
         ("from torch.utils._sympy.solve import try_solve as t", False),
         ("import torch.linalg.solve as s", True),
-        ("from m import *", True),
+        ("from m import *", False),  # (a name it brings spells the word where it is used)
+        ("from m.cond import *", True),
+        ("from torch._linalg_utils import _symeig as symeig, eig", False),  # (no word renamed)
+        ("import torch.qr as qr", False),
+        ("from m.cond import f as g", True),
         ("from torch import qr", False),
         ("from torch.linalg import solve, qr", False),
         ("import torch.linalg as la", False),
@@ -417,7 +422,11 @@ def test_the_checker_parses_the_skeleton_where_it_can(
     ],
 )
 def test_imports_that_may_hide_a_trigger_word(line: str, hides: bool) -> None:
-    assert may_hide_a_word(f"import os\n{line}\n", frozenset({"qr", "solve", "cond"}), frozenset({"cond"})) is hides
+    words, path_words = frozenset({"qr", "solve", "cond"}), frozenset({"cond"})
+    assert may_hide_a_word(f"import os\n{line}\n", words, path_words) is hides
+    # The text's verdict is the resolver's, which decides in the end (``Resolver._aliases_a_word``).
+    resolver = Resolver(ast.parse(line), Focus(lines=(1,), words=words, path_words=path_words))
+    assert resolver._aliases_a_word(words, path_words) is hides
 
 
 def test_a_skeleton_that_fails_its_check_falls_back_to_the_whole_text(monkeypatch: pytest.MonkeyPatch) -> None:

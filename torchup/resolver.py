@@ -107,9 +107,12 @@ class Focus:
     A function or class body that contains none of these lines cannot hold a finding: every
     reference spells its name, and a binding the body makes stays local unless declared
     global/nonlocal. So its body is not walked. A name bound to a trigger word under another name
-    (``from torch import qr as q``), a name imported through a module a rule's path names
-    (``from m.cond import f``: ``Rule.path_words``) or a star import would let later uses hide
-    the word; the resolver then walks everything.
+    (``from torch import qr as q``), or a name imported through a module a rule's path names
+    (``from m.cond import f`` or ``from m.cond import *``: ``Rule.path_words``) would let later
+    uses hide the word; the resolver then walks everything. Any other star import cannot: a name
+    ``n`` it brings resolves to ``module.n``, which reaches a rule's name only if the use spells
+    the word after ``n`` or ``n`` is the word (``from torch import *`` and ``qr(a)``), since a
+    trigger word inside a rule's dotted name is a path word (tests/test_focus.py checks that).
     """
 
     lines: tuple[int, ...]  # sorted
@@ -153,11 +156,12 @@ def _spans_one_of(lines: tuple[int, ...], node: ast.stmt) -> bool:
     return index < len(lines) and lines[index] <= end
 
 
-def _imports_star_at_top(tree: ast.Module) -> bool:
-    """Does a statement of the module itself star-import a module (what ``_aliases_a_word`` would
-    find after a focused walk, which is then spared)?"""
+def _imports_star_at_top(tree: ast.Module, path_words: frozenset[str]) -> bool:
+    """Does a statement of the module itself star-import a module whose path holds a path word
+    (what ``_aliases_a_word`` would find after a focused walk, which is then spared)?"""
     return any(
         isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level and stmt.names[0].name == "*"
+        and not path_words.isdisjoint(stmt.module.split("."))
         for stmt in tree.body
     )
 
@@ -171,7 +175,7 @@ class Resolver:
         """``whole_tree``: when ``tree`` left out the bodies outside the focus (a skeleton), the
         parse of the whole text, for a module where the focus does not hold."""
         self.tree = tree
-        if focus is not None and _imports_star_at_top(tree):  # the focus cannot hold: walk everything once
+        if focus is not None and _imports_star_at_top(tree, focus.path_words):  # the focus cannot hold: walk all once
             if whole_tree is not None:
                 self.tree = whole_tree()
             focus = None
@@ -202,8 +206,8 @@ class Resolver:
         """Could a use elsewhere reach a trigger word without spelling it? Through a name bound to
         it under another name (`from torch import qr as q`), a name imported through a module of a
         rule's path (`from m.cond import f`: ``Rule.path_words``), or a star import."""
-        if self.module_scope.star_imports:
-            return True
+        if any(not path_words.isdisjoint(module.split(".")) for module in self.module_scope.star_imports):
+            return True  # (a name it brings resolves under that module, which spells a word: see Focus)
         for binding in self.import_bindings:
             if binding.target and binding.name not in words:
                 *path, last = binding.target.split(".")

@@ -45,6 +45,7 @@ _ODD_BREAKS_WIDE = "\x85\u2028\u2029"
 _TAB_INDENT = re.compile(r"(?:\A|\n)[ ]*\t")  # (a tab in an indentation: columns would not be characters)
 _CLOSERS = ")]}"
 _WORD = re.compile(r"\w+")
+_RENAMED = re.compile(r"(\w+(?:[ \t]*\.[ \t]*\w+)*)[ \t]+as[ \t]+(\w+)")  # `a.b as c` in an import
 _HEAD = re.compile(r"(?:async[ \t]+)?(def|class)[ \t]+\w+[ \t]*")  # a header up to its parameters or bases
 # The longest literal of zeros the skeleton writes (Python refuses integers of over 4,300 digits).
 _LONGEST_LITERAL = 4000
@@ -159,9 +160,9 @@ def cut(text: str, focus: tuple[int, ...], spans: Spans[str] | Spans[bytes] | No
 
 
 def may_hide_a_word(text: str, words: frozenset[str], path_words: frozenset[str] = frozenset()) -> bool:
-    """Might an import let later code use a trigger word without spelling it: a star import, a
-    name bound to a word under another name (`from torch import qr as q`), or a name imported
-    through a module that ``path_words`` names (see ``Rule.path_words``)? Then the resolver needs
+    """Might an import let later code use a trigger word without spelling it: a name bound to a
+    word under another name (`from torch import qr as q`), or a name imported (one by one or by a
+    star import) through a module that ``path_words`` names (see ``Rule.path_words``)? Then the resolver needs
     every body (see ``resolver.Focus``) and a skeleton would be parsed in vain. Judged on each
     import statement's first line: a miss costs one parse more (the resolver still asks for the
     whole tree), a false alarm the cut."""
@@ -172,13 +173,24 @@ def may_hide_a_word(text: str, words: frozenset[str], path_words: frozenset[str]
         line = text[start:end].strip()
         if line.startswith("from "):
             module, _, names = line[5:].partition(" import ")
-            if names.lstrip().startswith("*") or not path_words.isdisjoint(_WORD.findall(module)):
+            if not path_words.isdisjoint(_WORD.findall(module)):  # (a star import too)
                 return True
-            if " as " in names and not words.isdisjoint(_WORD.findall(names)):
+            if " as " in names and _renames_a_word(names, words, path_words):
                 return True
-        elif line.startswith("import ") and " as " in line and not words.isdisjoint(_WORD.findall(line)):
+        elif line.startswith("import ") and " as " in line and _renames_a_word(line, words, path_words):
             return True
         position = text.find("import", end)
+    return False
+
+
+def _renames_a_word(names: str, words: frozenset[str], path_words: frozenset[str]) -> bool:
+    """Does an `X as Y` of these imported names bind a name that is no word to a word (`qr as q`),
+    or to a name reached through a module a path word names (`m.cond.f as f`)? As
+    ``Resolver._aliases_a_word`` judges a binding (`_symeig as symeig` renames no word)."""
+    for dotted, alias in _RENAMED.findall(names):
+        *path, last = (part.strip(" \t") for part in dotted.split("."))
+        if alias not in words and (last in words or not path_words.isdisjoint(path)):
+            return True
     return False
 
 
