@@ -65,6 +65,49 @@ def test_dropped(name: str) -> None:
     assert not PATTERN.could_match(DROPPED[name].encode())
 
 
+# Words whose rules match a string only as its whole value (Rule.words_in_strings False): "qr", "solve".
+STRICT = TriggerPattern(["qr", "solve", "balanced", "pipeline_per_direction_p2p"], frozenset({"qr", "solve", "balanced"}))
+
+STRICT_KEPT = {
+    "the whole value": 'Options(acc_policy="balanced")',
+    "the whole value, single quotes": "getattr(torch, 'qr')",
+    "an f-string's field": 'x = f"{torch.qr(a)}"',
+    "code after a string on its line": 'x = "linalg.solve " + torch.qr(a)',
+    "a word of a rule that reads words in strings": 'mock.patch("torch.distributed.config.pipeline_per_direction_p2p", 1)',
+    "an f-string whose braces do not pair up (unsure)": 'x = f"{a" + "torch.qr"',
+}
+STRICT_DROPPED = {
+    "a dotted path in a string": 'rules = {"torch.linalg.solve": allowed}',
+    "a message": 'check(A, "linalg.qr: expected a matrix")',
+    "an f-string's text": 'raise ValueError(f"{name}: use torch.linalg.qr")',
+    "a string annotation": 'def f(opt: "torch.qr") -> None:\n    pass',
+}
+
+
+@pytest.mark.parametrize("name", STRICT_KEPT)
+def test_stage_three_keeps_a_word_in_code_or_a_whole_string(name: str) -> None:
+    assert STRICT.could_match(STRICT_KEPT[name])
+    assert STRICT.could_match(STRICT_KEPT[name].encode())
+
+
+@pytest.mark.parametrize("name", STRICT_DROPPED)
+def test_stage_three_drops_a_word_inside_a_longer_string(name: str) -> None:
+    assert not STRICT.could_match(STRICT_DROPPED[name])
+    assert not STRICT.could_match(STRICT_DROPPED[name].encode())
+    assert PATTERN.could_match(STRICT_DROPPED[name])  # (where every word may stand in a string)
+    assert STRICT.could_match(STRICT_DROPPED[name], code_in_strings=True)  # (a notebook's JSON)
+
+
+def test_a_word_in_a_longer_string_still_finds_what_a_rule_that_reads_strings_reports() -> None:
+    """TU150 matches the flag at the end of a dotted path in a string; TU503 `"max-autotune"`."""
+    patched = 'import torch\nfrom unittest import mock\nmock.patch("torch.distributed.config.pipeline_per_direction_p2p", True)\n'
+    assert [d.code for d in check(patched, ["TU150"])] == [d.code for d in check(patched, ["TU150"], prefilter=False)]
+    assert [d.code for d in check(patched, ["TU150"])] == ["TU150"]
+    compiled = 'import torch\nm = torch.compile(model, mode="max-autotune")\n'
+    assert [d.code for d in check(compiled, ["TU503"])] == [d.code for d in check(compiled, ["TU503"], prefilter=False)]
+    assert [d.code for d in check(compiled, ["TU503"])] == ["TU503"]
+
+
 def test_a_star_import_finding_survives_the_prefilter() -> None:
     code = "from torch import *\n\ndef f(a):\n    return cholesky(a)\n"
     assert [d.code for d in check(code)] == [d.code for d in check(code, prefilter=False)] == ["TU101"]

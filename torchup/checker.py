@@ -143,7 +143,8 @@ class Checker:
         key = tuple(rule.code for rule in rules)
         if key not in self._patterns:
             words = [word for rule in rules for word in rule.triggers]
-            self._patterns[key] = TriggerPattern(words) if words else None
+            loose = {word for rule in rules if rule.words_in_strings for word in rule.triggers}
+            self._patterns[key] = TriggerPattern(words, frozenset(words) - loose) if words else None
         return self._patterns[key]
 
     def _filter(self, path: str) -> TriggerPattern | bool:
@@ -179,10 +180,13 @@ class Checker:
         """The pre-filter: no trigger word, no possible finding (a reference spells its name)."""
         return self._could_match(text, path)
 
-    def could_match_bytes(self, raw: bytes, path: str) -> bool:
-        return self._could_match(raw, path)
+    def could_match_json(self, raw: bytes, path: str) -> bool:
+        """The pre-filter on a notebook's JSON text, where the code stands in strings."""
+        return self._could_match(raw, path, code_in_strings=True)
 
-    def _could_match(self, content: str | bytes, path: str, found: Occurrences | None = None) -> bool:
+    def _could_match(
+        self, content: str | bytes, path: str, found: Occurrences | None = None, code_in_strings: bool = False
+    ) -> bool:
         pattern = self._filter(path)
         if pattern is True:
             return True
@@ -190,7 +194,7 @@ class Checker:
             return True  # an unused noqa comment is a finding even where no rule's trigger word appears
         if pattern is False:
             return False
-        return found.in_code if found is not None else pattern.could_match(content)
+        return found.in_code if found is not None else pattern.could_match(content, code_in_strings)
 
     def prescan(self, raw: bytes, path: str, lines: tuple[tuple[int, int], ...] | None = None) -> Prescan:
         """The pre-filter on a file's bytes, with what ``analyze`` can reuse when the text is UTF-8;

@@ -17,12 +17,16 @@ imports keeps every occurrence. Spaces, tabs and form feeds in between are skipp
 
 Stage 3 runs on the files stage 2 passes: of their words, those in a comment or in prose (a
 string, no f-string, whose value holds a line break: see ``lexing.Spans.prose``) are dropped, as
-no reference stands there. It needs a lexer (``lexing.py``) but settles most of the files whose
-words are all in docstrings or comments (`linalg.cholesky` in a comment passes stage 2), and what
-it keeps is the focus: the lines of the words that remain.
+no reference stands there; so are those inside a longer one-line string (`"torch.linalg.solve"`,
+`"linalg.eig"`), unless a rule with that word matches words inside strings
+(``Rule.words_in_strings``: a dotted path in `mock.patch("...")`, `"max-autotune"`). It needs a
+lexer (``lexing.py``) but settles most of the files whose words are all in docstrings, comments
+or messages (`linalg.cholesky` in a comment passes stage 2), and what it keeps is the focus: the
+lines of the words that remain.
 
 What the three stages rely on: a finding needs a reference spelled in code, or a string constant
-whose whole value is a trigger word (`acc_policy="balanced"`).
+whose whole value is a trigger word (`acc_policy="balanced"`), or, for a rule that says so, a
+string that holds one.
 """
 
 from __future__ import annotations
@@ -45,8 +49,12 @@ _BLANKS = " \t\f"
 class TriggerPattern:
     """The trigger words of a set of rules, for ``str`` and ``bytes`` contents."""
 
-    def __init__(self, words: list[str]) -> None:
+    def __init__(self, words: list[str], whole_strings: frozenset[str] = frozenset()) -> None:
+        """``whole_strings``: the words whose rules match a string literal only when its whole value
+        is the word (``Rule.words_in_strings`` is False for each): inside a longer one-line string
+        (`"torch.linalg.solve"`), such a word is not counted."""
         self.words = frozenset(words)
+        self.whole_strings = whole_strings & self.words
         alternatives = _trie(sorted(self.words))
         self.text = re.compile(rf"\b{alternatives}\b")
         self.bytes = re.compile(rf"\b{alternatives}\b".encode("ascii"))
@@ -55,16 +63,20 @@ class TriggerPattern:
         self._focus = re.compile(rf"\b{_trie(sorted(self.words | SCOPE_KEYWORDS))}\b")
         self._focus_bytes = re.compile(self._focus.pattern.encode("ascii"))
 
-    def could_match(self, content: str | bytes) -> bool:
-        """Stages 1 to 3 on a whole text: may it hold a finding?"""
+    def could_match(self, content: str | bytes, code_in_strings: bool = False) -> bool:
+        """Stages 1 to 3 on a whole text: may it hold a finding? ``code_in_strings``: the text is
+        not Python but holds it in its strings (a notebook's JSON), so no word in a one-line string
+        is passed over for not being its whole value (see ``whole_strings``)."""
         if isinstance(content, bytes):
             if self.bytes.search(content) is None:
                 return False
         elif self.text.search(content) is None:
             return False
-        return self.scan(content).in_code
+        return self.scan(content, code_in_strings=code_in_strings).in_code
 
-    def scan(self, content: str | bytes, lines: tuple[tuple[int, int], ...] | None = None) -> Occurrences:
+    def scan(
+        self, content: str | bytes, lines: tuple[tuple[int, int], ...] | None = None, *, code_in_strings: bool = False
+    ) -> Occurrences:
         """The three stages and the focus lines in one pass over the text (or its bytes, when it is
         UTF-8: ASCII word boundaries there find a superset of the text's words, so the answer may
         only grow). ``lines``: every line of the bytes that holds a trigger word or a scope word
@@ -85,7 +97,7 @@ class TriggerPattern:
         others: list[tuple[int, int, str]] = []
         for (offset, word), number in zip(matches, numbers, strict=True):
             (found if word in self.words else others).append((number, offset, word))
-        return self._occurrences(content, found, others)
+        return self._occurrences(content, found, others, code_in_strings)
 
     def _scan_lines(self, content: bytes, lines: tuple[tuple[int, int], ...]) -> Occurrences | None:
         """``scan`` of bytes with `\\n` line breaks, given every line that holds a trigger word or a
@@ -103,7 +115,11 @@ class TriggerPattern:
         return self._occurrences(content, found, others)
 
     def _occurrences(
-        self, content: str | bytes, found: list[tuple[int, int, str]], others: list[tuple[int, int, str]]
+        self,
+        content: str | bytes,
+        found: list[tuple[int, int, str]],
+        others: list[tuple[int, int, str]],
+        code_in_strings: bool = False,
     ) -> Occurrences:
         """Stages 2 and 3 on the trigger words ``found`` and the scope words ``others``
         (line, offset, word)."""
@@ -112,6 +128,8 @@ class TriggerPattern:
         spans = None
         if in_code:
             spans, (found, others) = _outside_prose(content, found, others)
+            if spans is not None and self.whole_strings and not code_in_strings:
+                found = [at for at in found if at[2] not in self.whole_strings or _in_code_or_whole(spans, at)]
             in_code = _referred_to(content, found, star)
         declaring = {number for number, _, _ in others}
         focused = {number for number, _, _ in found} | declaring
@@ -140,6 +158,19 @@ def _outside_prose(
     return spans, [[occurrence for occurrence in group if spans.in_code(occurrence[1])] for group in groups]
 
 
+def _in_code_or_whole(spans: Spans[str] | Spans[bytes], occurrence: tuple[int, int, str]) -> bool:
+    """Does the word (line, offset, word) stand in code proper (an f-string's field included), or
+    as the whole value of a string (`"balanced"`: a quote right before and the same right after)?
+    Either when unsure (see ``Spans.in_expression``)."""
+    _, at, word = occurrence
+    if spans.in_expression(at):
+        return True
+    text = spans.text
+    quote = text[at - 1 : at]
+    return quote in _QUOTES and text[at + len(word) : at + len(word) + 1] == quote
+
+
+_QUOTES = ('"', "'", b'"', b"'")
 SCOPE_KEYWORDS = frozenset({"global", "nonlocal"})
 
 

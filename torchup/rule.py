@@ -92,6 +92,11 @@ class Rule:
     # through a module named by any other trigger word it cannot (`from m.solve import try_solve`
     # reaches no `torch.linalg.solve`). tests/test_focus.py checks the rules' dotted names.
     path_words: ClassVar[tuple[str, ...]] = ()
+    # Whether the rule matches one of its words inside a longer string literal: a dotted path
+    # (`mock.patch("torch.distributed.config.<flag>")`, TU150), a mode (`"max-autotune"`, TU503).
+    # If not, the pre-filter counts a word in a one-line string only where it is the string's
+    # whole value (`acc_policy="balanced"`), and not in `"torch.linalg.solve"`.
+    words_in_strings: ClassVar[bool] = False
     # Whether the rule reads code in bodies that spell none of its words or keep words: a local
     # function passed to the call it looks at, every string in the file. Files it runs on are then
     # parsed whole; otherwise such bodies are left out of the parse (torchup/skeleton.py).

@@ -471,7 +471,7 @@ def _process_notebook(path: str, raw: bytes, checker: Checker, options: RunOptio
     from torchup.notebook import prefilter_bytes
     from torchup.notebook import process as process_notebook
 
-    if not checker.could_match_bytes(prefilter_bytes(raw), path):
+    if not checker.could_match_json(prefilter_bytes(raw), path):
         return  # no trigger word anywhere in the file
     outcome = process_notebook(checker, path, raw, fix=options.fix, unsafe=options.unsafe_fixes)
     result.diagnostics.extend(outcome.diagnostics)

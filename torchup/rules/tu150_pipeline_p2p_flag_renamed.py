@@ -77,6 +77,7 @@ class PipelineP2PFlagRenamed(Rule):
     since = "2.15"
     fix_availability = FixAvailability.SOMETIMES
     triggers = (OLD, OLD_ENV)
+    words_in_strings = True  # `mock.patch("torch.distributed.config.<flag>", ...)`: the flag ends a dotted path
     docs = RuleDocs(
         what=f"""
         Finds the pipeline-parallel P2P flag of torch 2.14 under its old name: reads, writes and

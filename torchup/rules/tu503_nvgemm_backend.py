@@ -65,6 +65,7 @@ class NvgemmBackend(Rule):
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
     triggers = ("autotune", "max_autotune", "max_autotune_gemm")
+    words_in_strings = True  # `mode="max-autotune"`: the word inside a longer value
     reads_unfocused_bodies = True  # every string and attribute in the file, and local backend functions
     docs = RuleDocs(
         what=f"""
