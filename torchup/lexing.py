@@ -200,16 +200,21 @@ def spans_of(text: Text) -> Spans[Text] | None:
     starts: list[int] = []
     ends: list[int] = []
     prose: list[bool] = []
-    upcoming = {token: text.find(token) for token in syntax.spanning}
+    double, single, backslash = syntax.spanning  # (the next of each, -1 when there is none left)
+    next_double, next_single, next_backslash = (text.find(token) for token in syntax.spanning)
+    none = len(text)  # (no token starts there)
     position = 0
     while True:
-        for token, found in upcoming.items():
-            if 0 <= found < position:
-                upcoming[token] = text.find(token, position)
-        hits = [found for found in upcoming.values() if found >= 0]
-        if not hits:
+        if 0 <= next_double < position:
+            next_double = text.find(double, position)
+        if 0 <= next_single < position:
+            next_single = text.find(single, position)
+        if 0 <= next_backslash < position:
+            next_backslash = text.find(backslash, position)
+        hit = min(next_double if next_double >= 0 else none, next_single if next_single >= 0 else none,
+                  next_backslash if next_backslash >= 0 else none)
+        if hit == none:
             return Spans(text, starts, ends, prose)
-        hit = min(hits)
         line_start = text.rfind(syntax.newline, 0, hit) + 1
         lexed = syntax.line_code.match(text, max(line_start, position)).end()  # type: ignore[union-attr]
         if lexed > hit:  # inside a one-line string
@@ -310,4 +315,9 @@ def _is_prose(text: Text, start: int, end: int, syntax: _Syntax[Text]) -> bool:
     prefix = text[max(start - 2, 0) : start]
     if not syntax.code_prefix_set.isdisjoint(prefix):  # type: ignore[arg-type]
         return False
+    first = text.find(syntax.newline, start, end)
+    if first < 0:
+        return False
+    if text[first - 1 : first] != syntax.backslash:
+        return True  # (most docstrings: their first line break is a plain one; no count needed)
     return text.count(syntax.newline, start, end) > text.count(syntax.backslash_newline, start, end)
