@@ -646,3 +646,59 @@ def test_python_dash_m_usage_error():
     assert result.returncode == 2
     assert "ZZ" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+class _Exited(Exception):
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "out"),
+    [
+        (["--version"], 0, f"torchup {torchup.__version__}\n"),
+        (["check", "--no-such-option"], 2, ""),
+        (["rules"], 0, "TU101"),
+    ],
+)
+def test_the_command_flushes_and_exits_without_the_teardown(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str], code: int, out: str
+) -> None:
+    """``cli.console`` (the console script, ``python -m torchup``) ends in ``os._exit`` with
+    ``main``'s code, argparse's and ``--version``'s ``SystemExit`` included, after a flush."""
+    from torchup import cli as cli_module
+
+    flushed: list[str] = []
+    monkeypatch.setattr(sys.stdout, "flush", lambda: flushed.append("out"))
+
+    def exit_now(status: int) -> None:
+        raise _Exited(status)
+
+    monkeypatch.setattr(cli_module.os, "_exit", exit_now)
+    with pytest.raises(_Exited) as exited:
+        cli_module.console(args)
+    assert exited.value.code == code and flushed == ["out"]
+    assert out in capsys.readouterr().out
+
+
+def test_trace_exits_through_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The traced program may count on its atexit handlers: no ``os._exit`` after ``trace``."""
+    from torchup import cli as cli_module
+
+    monkeypatch.setattr(cli_module, "main", lambda argv: 3)
+    monkeypatch.setattr(cli_module.os, "_exit", lambda status: pytest.fail("os._exit after trace"))
+    with pytest.raises(SystemExit) as exited:
+        cli_module.console(["trace", "program.py"])
+    assert exited.value.code == 3
+
+
+def test_python_m_torchup_output_survives_the_fast_exit(tmp_path: Path) -> None:
+    """Every finding printed, the exit code kept, and no complaint when the reader stops early."""
+    for index in range(40):
+        write(tmp_path / f"m{index:02d}.py", QR_FILE)
+    result = subprocess_cli("check", "--output-format", "concise", "--no-cache", str(tmp_path))
+    assert result.returncode == 1 and result.stdout.count("TU103") == 40, result.stderr
+    environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    shell = f"{sys.executable} -m torchup check --output-format full --no-cache {tmp_path} | head -1"
+    piped = subprocess.run(shell, shell=True, env=environment, capture_output=True, text=True, timeout=120)
+    assert piped.stdout.count("\n") == 1 and "Traceback" not in piped.stderr, piped.stderr

@@ -1,5 +1,3 @@
-import sys
+from torchup.cli import console
 
-from torchup.cli import main
-
-sys.exit(main())
+console()
