@@ -107,6 +107,7 @@ class Skeleton:
                     ):
                         return False
                     found += 1
+                    continue  # (its body is that `pass` and literal: no other region inside)
                 for name in _BLOCKS:
                     block = getattr(statement, name, None)
                     if not block:
