@@ -702,3 +702,29 @@ def test_python_m_torchup_output_survives_the_fast_exit(tmp_path: Path) -> None:
     shell = f"{sys.executable} -m torchup check --output-format full --no-cache {tmp_path} | head -1"
     piped = subprocess.run(shell, shell=True, env=environment, capture_output=True, text=True, timeout=120)
     assert piped.stdout.count("\n") == 1 and "Traceback" not in piped.stderr, piped.stderr
+
+
+def test_a_failed_final_flush_is_an_error_unless_the_reader_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk leaves the report incomplete: exit 2 with a message; a reader that went away
+    (`| head`) is no error, as for the rest of the run."""
+    from torchup import cli as cli_module
+
+    def exit_now(status: int) -> None:
+        raise _Exited(status)
+
+    monkeypatch.setattr(cli_module.os, "_exit", exit_now)
+    monkeypatch.setattr(cli_module, "main", lambda argv: 1)
+    for error, code in ((OSError(28, "No space left on device"), 2), (BrokenPipeError(32, "Broken pipe"), 1)):
+        written: list[str] = []
+
+        def fail(error: OSError = error) -> None:
+            raise error
+
+        monkeypatch.setattr(sys, "stdout", io.StringIO())
+        monkeypatch.setattr(sys.stdout, "flush", fail)
+        monkeypatch.setattr(sys, "stderr", io.StringIO())
+        monkeypatch.setattr(sys.stderr, "write", written.append)
+        with pytest.raises(_Exited) as exited:
+            cli_module.console(["check"])
+        assert exited.value.code == code
+        assert any("No space left" in text for text in written) is (code == 2)

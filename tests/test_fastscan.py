@@ -117,6 +117,9 @@ def test_grep_is_found_as_shutil_finds_it(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert fastscan._which("grep") == shutil.which("grep") == str(program)
     monkeypatch.setenv("PATH", os.pathsep.join(str(tmp_path / name) for name in ("a", "b")))
     assert fastscan._which("grep") is None and shutil.which("grep") is None
+    monkeypatch.chdir(program.parent)
+    monkeypatch.setenv("PATH", "")
+    assert fastscan._which("grep") is None and shutil.which("grep") is None  # (not the one here)
 
 
 @pytest.mark.parametrize("memfd", [True, False], ids=["memfd", "temporary-file"])

@@ -75,6 +75,10 @@ STRICT_KEPT = {
     "code after a string on its line": 'x = "linalg.solve " + torch.qr(a)',
     "a word of a rule that reads words in strings": 'mock.patch("torch.distributed.config.pipeline_per_direction_p2p", 1)',
     "an f-string whose braces do not pair up (unsure)": 'x = f"{a" + "torch.qr"',
+    # a backslash-newline adds nothing to a string's value: these are "balanced"
+    "the whole value, a backslash-newline after": "L(acc_policy='balanced\\\n')",
+    "the whole value, a backslash-newline before": "L(acc_policy='\\\nbalanced')",
+    "the whole value, triple quotes and a backslash-newline": 'L(acc_policy="""balanced\\\n""")',
 }
 STRICT_DROPPED = {
     "a dotted path in a string": 'rules = {"torch.linalg.solve": allowed}',

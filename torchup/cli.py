@@ -147,11 +147,18 @@ def console(argv: Sequence[str] | None = None) -> NoReturn:
         code = exc.code or 0
     if args[:1] == ["trace"]:
         sys.exit(code)
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (BrokenPipeError, ValueError):  # (the reader went away, or a stream was closed)
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):  # (the reader went away, or the stream was closed)
+            pass
+        except OSError as exc:  # (a full disk, say: the report is incomplete)
+            code = EXIT_ERROR
+            try:
+                sys.stderr.write(f"torchup: error: cannot write the output: {exc}\n")
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
     os._exit(code)
 
 

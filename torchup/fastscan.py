@@ -42,7 +42,10 @@ def _which(program: str) -> str | None:
     """``shutil.which`` for a bare name on a POSIX ``PATH``, without importing shutil (and the
     compression modules it imports) at every cold run's start. (Elsewhere a name without its
     extension is not found: Python then scans, as without grep.)"""
-    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+    path = os.environ.get("PATH", os.defpath)
+    if not path:
+        return None  # (as shutil.which: an empty PATH names no directory)
+    for directory in path.split(os.pathsep):
         path = os.path.join(directory or os.curdir, program)
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path

@@ -160,17 +160,24 @@ def _outside_prose(
 
 def _in_code_or_whole(spans: Spans[str] | Spans[bytes], occurrence: tuple[int, int, str]) -> bool:
     """Does the word (line, offset, word) stand in code proper (an f-string's field included), or
-    as the whole value of a string (`"balanced"`: a quote right before and the same right after)?
-    Either when unsure (see ``Spans.in_expression``)."""
+    as the whole value of a one-line string (`"balanced"`: a quote right before and the same right
+    after)? Either when unsure: see ``Spans.in_expression``, and a string the lexer spans (triple
+    quotes, a backslash-newline), whose value the quotes around the word do not show
+    (`'balanced\\<newline>'` is `balanced`)."""
     _, at, word = occurrence
     if spans.in_expression(at):
         return True
+    index = bisect.bisect_right(spans.starts, at) - 1
+    if index >= 0 and at < spans.ends[index]:
+        return True
     text = spans.text
     quote = text[at - 1 : at]
-    return quote in _QUOTES and text[at + len(word) : at + len(word) + 1] == quote
+    quotes = _BYTE_QUOTES if isinstance(text, bytes) else _QUOTES
+    return quote in quotes and text[at + len(word) : at + len(word) + 1] == quote
 
 
-_QUOTES = ('"', "'", b'"', b"'")
+_QUOTES = ('"', "'")
+_BYTE_QUOTES = (b'"', b"'")
 SCOPE_KEYWORDS = frozenset({"global", "nonlocal"})
 
 

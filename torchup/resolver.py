@@ -376,7 +376,7 @@ _VISITS: dict[type, Callable[[_ScopeBuilder, Any], None]] = {}
 # flags, numbers) or hold only what ``_LEAVES`` skips (a Load/Store marker, an operator).
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "asname", "module", "level", "is_async",
-                          "conversion", "kind", "type_comment", "name"})
+                          "conversion", "kind", "type_comment"})  # (not `name`: a `type` alias's is a node)
 
 
 class _ScopeBuilder(ast.NodeVisitor):

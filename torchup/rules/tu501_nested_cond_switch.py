@@ -103,6 +103,7 @@ class NestedCondSwitch(Rule):
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
     triggers = ("cond",)
+    path_words = ("cond",)  # torch._higher_order_ops.cond.cond
     reads_unfocused_bodies = True  # the local functions passed as branches
     docs = RuleDocs(
         what="""
