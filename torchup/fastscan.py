@@ -46,9 +46,9 @@ def _which(program: str) -> str | None:
     if not path:
         return None  # (as shutil.which: an empty PATH names no directory)
     for directory in path.split(os.pathsep):
-        path = os.path.join(directory or os.curdir, program)
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
+        candidate = os.path.join(directory or os.curdir, program)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
     return None
 
 

@@ -156,6 +156,14 @@ def _spans_one_of(lines: tuple[int, ...], node: ast.stmt) -> bool:
     return index < len(lines) and lines[index] <= end
 
 
+def renames_a_word(name: str, target: list[str], words: frozenset[str], path_words: frozenset[str]) -> bool:
+    """Does an import that binds ``name`` to the dotted ``target`` let a use of ``name`` reach a
+    trigger word it does not spell: a word bound under another name (`qr as q`), or a name reached
+    through a module a path word names (`m.cond.f`)?"""
+    *path, last = target
+    return name not in words and (last in words or not path_words.isdisjoint(path))
+
+
 def _imports_star_at_top(tree: ast.Module, path_words: frozenset[str]) -> bool:
     """Does a statement of the module itself star-import a module whose path holds a path word
     (what ``_aliases_a_word`` would find after a focused walk, which is then spared)?"""
@@ -208,12 +216,10 @@ class Resolver:
         rule's path (`from m.cond import f`: ``Rule.path_words``), or a star import."""
         if any(not path_words.isdisjoint(module.split(".")) for module in self.module_scope.star_imports):
             return True  # (a name it brings resolves under that module, which spells a word: see Focus)
-        for binding in self.import_bindings:
-            if binding.target and binding.name not in words:
-                *path, last = binding.target.split(".")
-                if last in words or not path_words.isdisjoint(path):
-                    return True
-        return False
+        return any(
+            binding.target and renames_a_word(binding.name, binding.target.split("."), words, path_words)
+            for binding in self.import_bindings
+        )
 
     # -- questions rules ask ------------------------------------------------------------
     def scope_of(self, node: ast.AST) -> Scope:

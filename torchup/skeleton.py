@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass
 
 from torchup.lexing import Spans, spans_of
+from torchup.resolver import renames_a_word
 
 # Every scan below is a literal search or a regex anchored on one (`\n`), which Python's regex
 # engine runs at memchr speed; a `^` in MULTILINE mode or an alternation at every position is ten
@@ -188,11 +189,10 @@ def _renames_a_word(names: str, words: frozenset[str], path_words: frozenset[str
     """Does an `X as Y` of these imported names bind a name that is no word to a word (`qr as q`),
     or to a name reached through a module a path word names (`m.cond.f as f`)? As
     ``Resolver._aliases_a_word`` judges a binding (`_symeig as symeig` renames no word)."""
-    for dotted, alias in _RENAMED.findall(names):
-        *path, last = (part.strip(" \t") for part in dotted.split("."))
-        if alias not in words and (last in words or not path_words.isdisjoint(path)):
-            return True
-    return False
+    return any(
+        renames_a_word(alias, [part.strip(" \t") for part in dotted.split(".")], words, path_words)
+        for dotted, alias in _RENAMED.findall(names)
+    )
 
 
 def _supported(text: str) -> bool:
