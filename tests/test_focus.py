@@ -305,6 +305,57 @@ CASES = {
         def build(params):
             return torch.optim.Adam({p for p in params})
         """,
+    "a set at module level reaches an optimizer in a function": """
+        import torch
+
+        PARAMS = {1, 2}
+
+        def unrelated(a):
+            b = {a, a}
+            b |= {a}
+            return b
+
+        def build():
+            return torch.optim.SGD(PARAMS, lr=0.1)
+        """,
+    "a set in the enclosing function reaches an optimizer in a nested one": """
+        import torch
+
+        def unrelated(a):
+            b = {a, a}
+            b |= {a}
+            return b
+
+        def outer(model):
+            params = set(model.parameters())
+            def build():
+                return torch.optim.Adam(params)
+            return build
+        """,
+    "a set in another function's body reaches no optimizer": """
+        import torch
+
+        params = [1, 2]
+
+        def unrelated():
+            params = {1, 2}
+            params |= {3}
+            return params
+
+        def build():
+            return torch.optim.SGD(params, lr=0.1), torch.cholesky(a)
+        """,
+    "a set bound in another function declared global": """
+        import torch
+
+        def setup():
+            global params
+            params = {1, 2}
+            print(params)
+
+        def build():
+            return torch.optim.SGD(params, lr=0.1)
+        """,
     "decorator and defaults of a skipped function are still seen": """
         import torch
 
@@ -575,6 +626,75 @@ def test_a_rule_that_cannot_report_in_a_text_does_not_run_and_spares_the_parse()
     assert analyze(no_set.replace("list(params)", "f'{ {1} }'"), ["TU160"])[0]  # (a set in a replacement field)
     assert analyze(no_set + "torch.cholesky(a)\n", ["TU160", "TU101"]) == (True, ["TU101"])
     assert analyze(no_set.replace("lr=0.1)", "lr=0.1)  # noqa: TU160"), ["TU160", "TU002"]) == (True, ["TU002"])
+
+
+def test_a_rule_that_cannot_report_from_the_kept_code_does_not_run_and_spares_the_parse() -> None:
+    """TU160 (``Rule.reports_from_kept_code``): a set only in the body of a function that spells no
+    trigger word cannot reach an optimizer's call, so TU160 does not run, and its words' bodies
+    leave the parse: no parse at all unless another rule runs (the focus cases above compare the
+    findings with a full walk's)."""
+    parses: list[str] = []
+
+    def analyze(text: str, select: list[str]) -> tuple[bool, list[str], str]:
+        parses.clear()
+        checker = Checker(select_rules(all_rules(), select))
+        source = SourceFile.from_bytes("m.py", textwrap.dedent(text).encode())
+        real = ast.parse
+        try:
+            ast.parse = lambda text, *args, **kwargs: parses.append(text) or real(text, *args, **kwargs)  # type: ignore[assignment]
+            analysis = checker.analyze(source, checker.prescan(source.raw, "m.py"))
+        finally:
+            ast.parse = real  # type: ignore[assignment]
+        return analysis.parsed, [d.code for d in analysis.diagnostics], "".join(parses)
+
+    elsewhere = """
+        import torch
+
+        def unrelated(model):
+            found = {p for p in model.parameters()}
+            found |= {model.weight}
+            return found
+
+        def build(model):
+            params = model.parameters()
+            optimizer = torch.optim.SGD(params, lr=0.1)
+            return optimizer
+        """
+    assert analyze(elsewhere, ["TU160"]) == (False, [], "")
+    near = elsewhere.replace("SGD(params, lr", "SGD(set(params), lr")
+    assert analyze(near, ["TU160"])[:2] == (True, ["TU160"])
+    # With another rule's word elsewhere, the file is parsed for that rule alone: the optimizer's
+    # function is blanked like any other without a word of a rule that runs.
+    other = textwrap.dedent(elsewhere) + "\ndef solve(a):\n    return torch.cholesky(a)\n"
+    parsed, codes, text = analyze(other, ["TU160", "TU101"])
+    assert (parsed, codes) == (True, ["TU101"]) and "SGD" not in text and "torch.cholesky(a)" in text
+
+
+def test_the_kept_code_is_the_skeletons() -> None:
+    """``Skeleton.kept_code`` takes a blanked body, and a shortened header's parameters, for no
+    code; the rest reads as the lexer's spans read it."""
+    from torchup.lexing import spans_of
+    from torchup.skeleton import cut
+
+    text = "import torch\ndef f(a={1}):\n    x = {2}\n    x |= {4}\n    return x\n\ndef g():\n    return torch.qr({3})\n"
+    skeleton = cut(text, (1, 8), spans_of(text))
+    assert skeleton is not None
+    kept = skeleton.kept_code()
+    assert kept is not None
+    braces = [index for index, char in enumerate(text) if char == "{"]
+    assert [kept.in_expression(index) for index in braces] == [False, False, False, True]
+    assert [kept.in_code(index) for index in braces] == [False, False, False, True]
+
+
+def test_the_focus_holds_the_lines_of_the_words_present() -> None:
+    from torchup.prefilter import TriggerPattern
+
+    text = b"import torch\nx = torch.qr(a)\ndef f():\n    global y\n    y = SGD(p)\nz = qr, SGD\n"
+    found = TriggerPattern(["qr", "SGD"]).scan(text)
+    assert found.lines == (2, 4, 5, 6) and found.declaring == (4,)
+    assert found.lines_of(frozenset({"qr", "SGD"})) == found.lines
+    assert found.lines_of(frozenset({"qr"})) == (2, 4, 6)
+    assert found.lines_of(frozenset()) == (4,)
 
 
 def test_a_function_is_searched_for_global_and_nonlocal_only_where_a_line_declares() -> None:

@@ -195,6 +195,17 @@ def test_the_size_limit_bounds_what_is_read(tmp_path, monkeypatch):
     assert runner._read(str(path)) == b"x = 1\n" * 16
 
 
+@pytest.mark.skipif(not os.path.isfile("/proc/self/status"), reason="needs Linux's /proc")
+def test_a_file_longer_than_its_size_says_is_read_whole(tmp_path, monkeypatch):
+    """A file is read by the size its status gives, and a byte more: where more comes (a file that
+    grew, or says it is empty, as those of /proc do), it is read on, up to the limit."""
+    assert os.stat("/proc/self/status").st_size == 0
+    assert b"Name:" in runner._read("/proc/self/status")
+    monkeypatch.setattr(runner, "MAX_SOURCE_BYTES", 100)
+    with pytest.raises(runner.NotASourceFile, match="skipped"):
+        runner._read("/proc/self/maps")  # (longer than 100 bytes, of size 0)
+
+
 NESTED = {
     # (source, expected message): each beyond what one part of the pipeline can take
     "parentheses": ("x = " + "(" * 5000 + "torch.cholesky(A)" + ")" * 5000, "too many nested parentheses"),

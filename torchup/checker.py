@@ -225,11 +225,15 @@ class Checker:
             present = self._reportable(found, rules, source)
             if not present and not (self.reports(UNUSED_NOQA, source.path) and mentions_noqa(source.text)):
                 return analysis  # (no rule can report here: no parse)
-            running = [rule for rule in rules if not present.isdisjoint(rule.triggers)]
-            more = {line for rule in running for line in rule.focus_lines(source.text)}
-            lines = tuple(sorted(more.union(found.lines))) if more else found.lines
-            focus = Focus(lines, self._words(rules), present, self._path_words(rules), found.declaring)
+            focus = self._focus(found, present, rules, source)
         skeleton = self._skeleton(source, rules, focus, found)
+        if skeleton is not None and focus is not None and found is not None:
+            narrower = self._kept_code_reportable(skeleton, focus, rules)
+            if narrower is not None:
+                if not narrower and not (self.reports(UNUSED_NOQA, source.path) and mentions_noqa(source.text)):
+                    return analysis
+                focus = self._focus(found, narrower, rules, source)
+                skeleton = self._skeleton(source, rules, focus, found)
         try:
             tree, skeletal = parse(source, skeleton)
         except SyntaxError as exc:
@@ -313,6 +317,29 @@ class Checker:
             return found.present
         running = [rule for rule in rules if rule not in ruled_out]
         return frozenset(word for word in found.present if any(word in rule.triggers for rule in running))
+
+    def _focus(self, found: Occurrences, present: frozenset[str], rules: list[Rule], source: SourceFile) -> Focus:
+        """Where the rules that run (those with a word ``present``) look: the lines of those
+        words, of `global`/`nonlocal`, and the rules' own (``Rule.focus_lines``)."""
+        running = [rule for rule in rules if not present.isdisjoint(rule.triggers)]
+        more = {line for rule in running for line in rule.focus_lines(source.text)}
+        lines = found.lines_of(present)
+        lines = tuple(sorted(more.union(lines))) if more else lines
+        return Focus(lines, self._words(rules), present, self._path_words(rules), found.declaring)
+
+    def _kept_code_reportable(self, skeleton: Skeleton, focus: Focus, rules: list[Rule]) -> frozenset[str] | None:
+        """The words of ``focus`` less those only of rules that cannot report from the code the
+        skeleton keeps (``Rule.reports_from_kept_code``); None if every rule still can."""
+        asked = [rule for rule in rules if rule.reports_from_kept_code and _runs(rule, focus)]
+        if not asked:
+            return None
+        kept = skeleton.kept_code()
+        ruled_out = [rule for rule in asked if kept is not None and not rule.may_report(kept)]
+        if not ruled_out:
+            return None
+        running = [rule for rule in rules if _runs(rule, focus) and rule not in ruled_out]
+        present = frozenset(word for word in focus.present if any(word in rule.triggers for rule in running))
+        return present if present != focus.present else None
 
     def _words(self, rules: list[Rule]) -> frozenset[str]:
         return frozenset(word for rule in rules for word in rule.triggers)

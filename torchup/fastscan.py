@@ -115,11 +115,10 @@ class Grep:
         line grep matched, ``also``'s included: (number counted by `\\n`, offset of its start);
         None when grep cannot answer for every file (then scan in Python)."""
         with self._output:
-            try:
-                code = self._process.wait(timeout=600)
-            except subprocess.TimeoutExpired:
-                self.stop()
-                return None
+            # A plain wait: with a timeout, Popen.wait polls, sleeping up to 50 ms between looks,
+            # and the workers would wait that long for a batch grep has long finished. (grep reads
+            # regular files only, as Python would: it cannot block where a read by Python would not.)
+            code = self._process.wait()
             if code not in (0, 1):  # 2: an error, perhaps one file; do not guess which
                 return None
             self._output.seek(0)

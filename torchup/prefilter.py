@@ -134,7 +134,8 @@ class TriggerPattern:
         declaring = {number for number, _, _ in others}
         focused = {number for number, _, _ in found} | declaring
         present = frozenset(word for _, _, word in found)
-        return Occurrences(tuple(sorted(focused)), present, in_code, spans, tuple(sorted(declaring)))
+        spelled = tuple(sorted({(number, word) for number, _, word in found}))
+        return Occurrences(tuple(sorted(focused)), present, in_code, spans, tuple(sorted(declaring)), spelled)
 
 
 def _referred_to(content: str | bytes, found: list[tuple[int, int, str]], star: bool) -> bool:
@@ -194,6 +195,14 @@ class Occurrences:
     spans: Spans[str] | Spans[bytes] | None = field(default=None, compare=False, repr=False)
     # The lines among ``lines`` that spell `global` or `nonlocal` in code (every declaration's first line).
     declaring: tuple[int, ...] = ()
+    # Each line that spells a trigger word in code, with the word: (line, word), sorted.
+    spelled: tuple[tuple[int, str], ...] = ()
+
+    def lines_of(self, words: frozenset[str]) -> tuple[int, ...]:
+        """``lines`` less those that spell only trigger words not among ``words``."""
+        if words >= self.present:
+            return self.lines
+        return tuple(sorted({number for number, word in self.spelled if word in words}.union(self.declaring)))
 
 
 def _line_of_each(content: AnyStr, offsets: list[int], newline: AnyStr, carriage: AnyStr) -> list[int]:

@@ -101,6 +101,12 @@ class Rule:
     # function passed to the call it looks at, every string in the file. Files it runs on are then
     # parsed whole; otherwise such bodies are left out of the parse (torchup/skeleton.py).
     reads_unfocused_bodies: ClassVar[bool] = False
+    # Whether what ``may_report`` looks for can lead to a finding only from code the analysis
+    # reads: module level and the bodies around the lines of the rule's words, not another
+    # function's body (TU160: a set reaches an optimizer's call only through the call's own scopes).
+    # The engine then asks again of the code the skeleton keeps (torchup/skeleton.py); False there,
+    # and the rule does not run, nor do its words hold bodies in the parse.
+    reports_from_kept_code: ClassVar[bool] = False
     docs: ClassVar[RuleDocs]
     examples: ClassVar[tuple[Example, ...]] = ()
     engine_emitted: ClassVar[bool] = False  # findings made by the engine itself (TU0xx)
@@ -113,7 +119,8 @@ class Rule:
         finding at all? A rule whose findings need more than one of its words, which text can show
         cheaply (TU160: a set), says False where that is missing: unless another rule runs on the
         file, it is then not parsed. Asked only where the pre-filter runs, and only of a text that
-        spells one of the rule's words in code. False must be sure; True when unsure."""
+        spells one of the rule's words in code (with ``reports_from_kept_code``, also of the code
+        the skeleton keeps: a ``skeleton.KeptCode``). False must be sure; True when unsure."""
         return True
 
     def focus_lines(self, text: str) -> Iterable[int]:

@@ -31,9 +31,9 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from torchup.lexing import Spans, spans_of
+from torchup.lexing import Spans, Text, spans_of
 from torchup.resolver import renames_a_word
 
 # Every scan below is a literal search or a regex anchored on one (`\n`), which Python's regex
@@ -79,6 +79,21 @@ class Skeleton:
 
     text: str
     regions: tuple[Region, ...]  # by header line
+    spans: Spans[str] | Spans[bytes] | None = field(default=None, compare=False, repr=False)  # the original's
+
+    def kept_code(self) -> KeptCode[str] | KeptCode[bytes] | None:
+        """The original's spans, with the parts the skeleton blanks taken for comments (a rule's
+        ``may_report`` then looks at the code the analysis reads: ``Rule.reports_from_kept_code``)."""
+        if self.spans is None:
+            return None
+        blanked: list[tuple[int, int]] = []
+        for region in self.regions:
+            if region.short_header is not None:
+                blanked.append((region.header_offset, region.header_end))
+            blanked.append((region.first_offset, region.last_offset - 1))
+        spans = self.spans
+        return KeptCode(spans.text, spans.starts, spans.ends, spans.prose,  # type: ignore[arg-type]
+                        [start for start, _ in blanked], [end for _, end in blanked])
 
     def matches(self, tree: ast.Module) -> bool:
         """Did each shortened definition parse as written: its short header, ``pass`` and literal
@@ -120,6 +135,24 @@ class Skeleton:
         return found == len(self.regions)
 
 
+@dataclass(frozen=True)
+class KeptCode(Spans[Text]):
+    """Spans of a text whose blanked parts (sorted, apart) are neither code nor expression."""
+
+    blanked_starts: list[int] = field(default_factory=list)
+    blanked_ends: list[int] = field(default_factory=list)
+
+    def _blanked(self, offset: int) -> bool:
+        index = bisect.bisect_right(self.blanked_starts, offset) - 1
+        return index >= 0 and offset < self.blanked_ends[index]
+
+    def in_code(self, offset: int) -> bool:
+        return not self._blanked(offset) and super().in_code(offset)
+
+    def in_expression(self, offset: int) -> bool:
+        return not self._blanked(offset) and super().in_expression(offset)
+
+
 def cut(text: str, focus: tuple[int, ...], spans: Spans[str] | Spans[bytes] | None = None) -> Skeleton | None:
     """The skeleton of ``text`` for the sorted 1-based ``focus`` lines, or None when nothing is
     cut; ``spans``: the lexer's, if known (of the text, or of its bytes where offsets agree)."""
@@ -158,7 +191,7 @@ def cut(text: str, focus: tuple[int, ...], spans: Spans[str] | Spans[bytes] | No
         chunks += [text[kept : region.first_offset], " " * region.indent, "pass", blank, " " * region.indent, end]
         kept = region.last_offset - 1  # (from the line break that ends ``last``)
     chunks.append(text[kept:])
-    return Skeleton("".join(chunks), tuple(regions))
+    return Skeleton("".join(chunks), tuple(regions), spans)
 
 
 def may_hide_a_word(text: str, words: frozenset[str], path_words: frozenset[str] = frozenset()) -> bool:

@@ -105,6 +105,8 @@ class OptimizerSetParams(Rule):
     severity = Severity.WARNING
     fix_availability = FixAvailability.UNSAFE
     triggers = tuple(sorted({name.rpartition(".")[2] for name in OPTIMIZERS}))
+    # ``is_set`` reads a set where the call is, or follows a name bound in the call's own scopes.
+    reports_from_kept_code = True
     docs = RuleDocs(
         what="""
         Finds optimizers constructed with a set as their parameters (first argument or
@@ -233,7 +235,8 @@ class OptimizerSetParams(Rule):
     )
 
     def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
-        # A finding needs a set, and a set in this file (``is_set`` follows assignments here only).
+        # A finding needs a set, and a set in this file (``is_set`` follows assignments here only),
+        # where the call can reach it: not in the body of a function that spells no trigger word.
         return _may_build_a_set(spans)
 
     def focus_lines(self, text: str) -> list[int]:
