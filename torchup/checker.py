@@ -144,7 +144,9 @@ class Checker:
         if key not in self._patterns:
             words = [word for rule in rules for word in rule.triggers]
             loose = {word for rule in rules if rule.words_in_strings for word in rule.triggers}
-            self._patterns[key] = TriggerPattern(words, frozenset(words) - loose) if words else None
+            paths = {word for rule in rules for word in rule.path_words}
+            strict = frozenset(words) - loose
+            self._patterns[key] = TriggerPattern(words, strict, strict - paths) if words else None
         return self._patterns[key]
 
     def _filter(self, path: str) -> TriggerPattern | bool:

@@ -49,12 +49,17 @@ _BLANKS = " \t\f"
 class TriggerPattern:
     """The trigger words of a set of rules, for ``str`` and ``bytes`` contents."""
 
-    def __init__(self, words: list[str], whole_strings: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, words: list[str], whole_strings: frozenset[str] = frozenset(), no_modules: frozenset[str] = frozenset()
+    ) -> None:
         """``whole_strings``: the words whose rules match a string literal only when its whole value
         is the word (``Rule.words_in_strings`` is False for each): inside a longer one-line string
-        (`"torch.linalg.solve"`), such a word is not counted."""
+        (`"torch.linalg.solve"`), such a word is not counted. ``no_modules``: the words that name no
+        module on a rule's path (no ``Rule.path_words``), nor stand in a rule's strings: in the
+        module of a `from m.solve import f`, such a word is not counted (``_in_module_of_from``)."""
         self.words = frozenset(words)
         self.whole_strings = whole_strings & self.words
+        self.no_modules = no_modules & self.words
         alternatives = _trie(sorted(self.words))
         self.text = re.compile(rf"\b{alternatives}\b")
         self.bytes = re.compile(rf"\b{alternatives}\b".encode("ascii"))
@@ -130,6 +135,8 @@ class TriggerPattern:
             spans, (found, others) = _outside_prose(content, found, others)
             if spans is not None and self.whole_strings and not code_in_strings:
                 found = [at for at in found if at[2] not in self.whole_strings or _in_code_or_whole(spans, at)]
+            if self.no_modules:
+                found = [at for at in found if at[2] not in self.no_modules or not _in_module_of_from(content, at)]
             in_code = _referred_to(content, found, star)
         declaring = {number for number, _, _ in others}
         focused = {number for number, _, _ in found} | declaring
@@ -175,6 +182,33 @@ def _in_code_or_whole(spans: Spans[str] | Spans[bytes], occurrence: tuple[int, i
     quote = text[at - 1 : at]
     quotes = _BYTE_QUOTES if isinstance(text, bytes) else _QUOTES
     return quote in quotes and text[at + len(word) : at + len(word) + 1] == quote
+
+
+# `from` first on a line, then a module's dotted name up to the word (relative dots included);
+# after the word, the rest of that name and ` import`. (A backslash or a bracket between: no match.)
+_FROM_MODULE = re.compile(r"[ \t]*from[ \t]+[\w. \t]*")
+_FROM_MODULE_BYTES = re.compile(_FROM_MODULE.pattern.encode("ascii"))
+_MODULE_REST = re.compile(r"[\w.]*[ \t]+import\b")
+_MODULE_REST_BYTES = re.compile(_MODULE_REST.pattern.encode("ascii"))
+_IMPORT_WORD = re.compile(r"\bimport\b")
+_IMPORT_WORD_BYTES = re.compile(_IMPORT_WORD.pattern.encode("ascii"))
+
+
+def _in_module_of_from(content: str | bytes, occurrence: tuple[int, int, str]) -> bool:
+    """Does the word (line, offset, word) stand in the module's name of a `from m import n` line
+    (`from torch.utils._sympy.solve import try_solve`)? That binds `n` to `m.n`, which reaches a
+    rule's name only through a word of its path (``Rule.path_words``); later uses of `n` spell `n`.
+    No when unsure: anything but a plain dotted name between `from` and `import`."""
+    _, at, word = occurrence
+    if isinstance(content, bytes):
+        start = content.rfind(b"\n", 0, at) + 1
+        head, rest, keyword = _FROM_MODULE_BYTES, _MODULE_REST_BYTES, _IMPORT_WORD_BYTES
+    else:
+        start = content.rfind("\n", 0, at) + 1
+        head, rest, keyword = _FROM_MODULE, _MODULE_REST, _IMPORT_WORD  # type: ignore[assignment]
+    if head.fullmatch(content, start, at) is None or keyword.search(content, start, at) is not None:  # type: ignore[arg-type]
+        return False
+    return rest.match(content, at + len(word)) is not None  # type: ignore[arg-type]
 
 
 _QUOTES = ('"', "'")

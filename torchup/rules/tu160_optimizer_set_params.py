@@ -40,6 +40,12 @@ _DICT_STARTS = {str: re.compile(_DICT_START), bytes: re.compile(_DICT_START.enco
 _SET_CALL = r"set\b(?=\s*(?:[(#\\]|$))"
 _SET_CALLS = {str: re.compile(_SET_CALL), bytes: re.compile(_SET_CALL.encode("ascii"))}
 _CLASS_NAME = re.compile(r"class(?:[ \t]|\\\n)+(\w+)")
+# After an optimizer's name: a call's parenthesis (blanks, line breaks, comments, backslashes and
+# closing parentheses between), or an import's `as`.
+_CALLED_OR_RENAMED_TEXT = r"(?:[ \t\f\r\n)\\]|#[^\n]*)*\(|[ \t\f]+as\b"
+_CALLED_OR_RENAMED = {
+    str: re.compile(_CALLED_OR_RENAMED_TEXT), bytes: re.compile(_CALLED_OR_RENAMED_TEXT.encode("ascii"))
+}
 _HEADER_LINES = 64  # a class header longer than this is taken to spell an optimizer
 HELP = "pass a list; `list(dict.fromkeys(...))` keeps the set's de-duplication in a fixed order"
 
@@ -236,8 +242,10 @@ class OptimizerSetParams(Rule):
 
     def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
         # A finding needs a set, and a set in this file (``is_set`` follows assignments here only),
-        # where the call can reach it: not in the body of a function that spells no trigger word.
-        return _may_build_a_set(spans)
+        # where the call can reach it: not in the body of a function that spells no trigger word;
+        # and a call of an optimizer (or of a subclass defined here), not only annotations,
+        # `isinstance` tests or imports.
+        return _may_build_a_set(spans) and _may_construct(spans, self.triggers)
 
     def focus_lines(self, text: str) -> list[int]:
         # The uses of the optimizer subclasses this file defines, and their `__init__`: its
@@ -306,6 +314,31 @@ def _may_build_a_set(spans: Spans[str] | Spans[bytes]) -> bool:
             return True
         position = text.find(brace, position + 1)  # type: ignore[arg-type]
     return False
+
+
+def _may_construct(spans: Spans[str] | Spans[bytes], words: tuple[str, ...]) -> bool:
+    """Might the code call an optimizer class? A call's callee resolves to one only through an
+    import (``Resolver.qualified_name`` follows no assignment): the callee spells the word (`SGD(`,
+    `optim.SGD (`, `(torch.optim.SGD)(`), or an import renames it (`SGD as S`), or the file
+    defines a subclass, whose calls and `__init__` TU160 reads too (``_local_subclass_names``)."""
+    text = spans.text
+    kind = type(text)
+    follows = _CALLED_OR_RENAMED[kind]
+    for word in words:
+        needle = word if kind is str else word.encode("ascii")
+        position = text.find(needle)  # type: ignore[arg-type]
+        while position >= 0:
+            end = position + len(needle)
+            if (
+                _starts_a_word(text, position)
+                and not is_word_char(text[end : end + 1])
+                and follows.match(text, end) is not None  # type: ignore[arg-type]
+                and spans.in_expression(position)
+            ):
+                return True
+            position = text.find(needle, end)  # type: ignore[arg-type]
+    plain = text if isinstance(text, str) else text.decode("latin-1")  # (offsets and ASCII kept)
+    return bool(_local_subclass_names(plain, frozenset(words)))
 
 
 def _starts_a_word(text: str | bytes, start: int) -> bool:
