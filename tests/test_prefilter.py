@@ -300,3 +300,145 @@ def test_carriage_returns_take_the_whole_scan() -> None:
     content = b"import torch\rx = torch.qr(a)\r"
     assert PATTERN.scan(content, ()) == PATTERN.scan(content)
     assert PATTERN.scan(content).lines == (2,)
+
+
+# Stage 3's reading of a word by its place: in a `from m.word import n` module (no reference
+# unless the word names a module on a rule's path), and, for the words a rule matches in some
+# places only (``Rule.word_roles``), whether it stands there. Each case: the text, the word, and
+# whether the pre-filter counts it; the findings with and without the pre-filter are compared
+# below on the rules' own cases.
+PLACES = {
+    "module of a from-import": ("from torch.utils._sympy.solve import try_solve", "solve", False),
+    "relative module": ("from .solve import f", "solve", False),
+    "module, then more of its name": ("from a.solve.impl import f", "solve", False),
+    "module spaced out": ("from a . solve import f", "solve", False),
+    "a name imported, not the module": ("from torch import solve", "solve", True),
+    "a from-import after a semicolon": ("x = 1; from a.solve import f", "solve", True),
+    "a module split by a backslash": ("from a.solve \\\n    import f", "solve", True),
+    "a plain import": ("import a.solve", "solve", True),
+    "a path word in a module": ("from torch._higher_order_ops.cond import cond as c", "cond", True),
+    "attribute": ("y = prof.key_averages()", "key_averages", True),
+    "attribute after spaces": ("y = prof . key_averages()", "key_averages", True),
+    "attribute, its dot ending the line before": ("y = (prof.\n     key_averages())", "key_averages", True),
+    "attribute, comment lines between": ("y = (prof.  # a\n     # b\n\n     key_averages())", "key_averages", True),
+    "attribute after a backslash": ("y = prof.\\\n    key_averages()", "key_averages", True),
+    "not an attribute: a definition": ("def key_averages(self):\n    return 1", "key_averages", False),
+    "not an attribute: a name": ("key_averages = 1", "key_averages", False),
+    "not an attribute after a comment line": ("x = 1\n# key_averages.\nkey_averages(x)", "key_averages", False),
+    "not an attribute: a dot inside the string before": ('x = """\n."""\nkey_averages(x)', "key_averages", False),
+    "keyword": ("torch.compile(m, shapes_spec=s)", "shapes_spec", True),
+    "keyword, spaced": ("torch.compile(m, shapes_spec = s)", "shapes_spec", True),
+    "keyword, its sign on the next line": ("torch.compile(m, shapes_spec\n    =s)", "shapes_spec", True),
+    "keyword, a comment after it": ("torch.compile(m, shapes_spec  # c\n    =s)", "shapes_spec", True),
+    "dict key": ('torch.compile(m, **{"shapes_spec": s})', "shapes_spec", True),
+    "not a keyword: a comparison": ("if shapes_spec == s: pass", "shapes_spec", False),
+    "not a keyword: a parameter's annotation": ("def f(shapes_spec: Spec): pass", "shapes_spec", False),
+    "not a keyword: an attribute read": ("p = shapes_spec._params", "shapes_spec", False),
+    "not a keyword: a walrus": ("if (shapes_spec := s): pass", "shapes_spec", False),
+    "the removed keyword as an attribute": ("e.metadata_json", "metadata_json", True),
+    "the deprecated attribute only as one": ("event_metadata = {}\nevent_metadata.update(m)", "event_metadata", False),
+}
+
+
+@pytest.mark.parametrize("name", PLACES)
+def test_a_word_counts_where_a_rule_can_match_it(name: str) -> None:
+    from torchup.checker import Checker
+    from torchup.rules import all_rules
+    from torchup.selection import select_rules
+
+    text, word, counted = PLACES[name]
+    pattern = Checker(select_rules(all_rules(), ["ALL"]))._pattern(select_rules(all_rules(), ["ALL"]))
+    assert pattern is not None
+    for content in (text, text.encode()):
+        found = pattern.scan(content)
+        assert (found.in_code and word in found.present) is counted, content
+
+
+def test_the_roles_name_trigger_words_and_known_places() -> None:
+    from torchup.prefilter import ATTRIBUTE, KEYWORD, STRING
+    from torchup.rules import all_rules
+
+    for rule in all_rules():
+        assert set(rule.word_roles) <= set(rule.triggers), rule.code
+        assert all(kinds and kinds <= {ATTRIBUTE, KEYWORD, STRING} for kinds in rule.word_roles.values()), rule.code
+        assert not (rule.word_roles and rule.words_in_strings), rule.code  # (those match inside strings)
+
+
+ROLE_CASES = {
+    "key_averages across lines": """
+        import torch
+        with torch.profiler.profile(with_stack=True) as prof:
+            y = A @ A
+        table = (prof.
+                 key_averages())
+        """,
+    "shapes_spec keyword on its own line": """
+        import torch
+        compiled = torch.compile(
+            model,
+            shapes_spec
+            =spec,
+        )
+        """,
+    "shapes_spec as a dict key": """
+        import torch
+        options = {"shapes_spec": spec}
+        compiled = torch.compile(model, **{"shapes_spec": spec})
+        """,
+    "metadata_json attribute after a comment": """
+        from torch.autograd.profiler_util import FunctionEvent
+        value = (event.  # the raw JSON
+                 metadata_json)
+        """,
+    "a module named by a word, then the word called": """
+        import torch
+        from torch.utils._sympy.solve import try_solve
+        x = torch.solve(b, a)
+        """,
+    "an optimizer called through an import alias": """
+        from torch.optim import SGD as Plain
+        opt = Plain({p for p in params}, lr=0.1)
+        """,
+    "an optimizer called in parentheses": """
+        import torch
+        opt = (torch.optim.SGD)(set(params), lr=0.1)
+        """,
+    "an optimizer subclass called": """
+        import torch
+        class Mine(torch.optim.Adam):
+            pass
+        opt = Mine(set(params))
+        """,
+}
+
+
+@pytest.mark.parametrize("name", ROLE_CASES)
+def test_words_read_by_their_place_miss_no_finding(name: str) -> None:
+    found = [(d.code, d.line, d.column) for d in check(ROLE_CASES[name], ["ALL"])]
+    assert found == [(d.code, d.line, d.column) for d in check(ROLE_CASES[name], ["ALL"], prefilter=False)]
+    assert any(code != "TU002" for code, _, _ in found)  # (each case has a finding to keep)
+
+
+@pytest.mark.parametrize(
+    ("text", "constructs"),
+    [
+        ("opt = torch.optim.SGD(params)", True),
+        ("opt = SGD (params)", True),
+        ("opt = (torch.optim.SGD)(params)", True),
+        ("opt = torch.optim.SGD  # the class\n(params)", True),
+        ("from torch.optim import SGD as S", True),
+        ("class Mine(SGD):\n    pass", True),
+        ("if isinstance(o, torch.optim.SGD): pass", False),
+        ("def f(o: torch.optim.Optimizer) -> Optimizer: pass", False),
+        ("from torch.optim import SGD, Adam", False),
+        ("x = 'SGD('  # SGD(", False),
+    ],
+)
+def test_tu160_asks_for_a_call_of_an_optimizer(text: str, constructs: bool) -> None:
+    from torchup.lexing import spans_of
+    from torchup.rules.tu160_optimizer_set_params import RULE, _may_construct
+
+    for content in (text, text.encode()):
+        spans = spans_of(content)
+        assert spans is not None
+        assert _may_construct(spans, RULE.triggers) is constructs, content

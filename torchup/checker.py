@@ -146,7 +146,8 @@ class Checker:
             loose = {word for rule in rules if rule.words_in_strings for word in rule.triggers}
             paths = {word for rule in rules for word in rule.path_words}
             strict = frozenset(words) - loose
-            self._patterns[key] = TriggerPattern(words, strict, strict - paths) if words else None
+            roles = _word_roles(rules, strict)
+            self._patterns[key] = TriggerPattern(words, strict, strict - paths, roles) if words else None
         return self._patterns[key]
 
     def _filter(self, path: str) -> TriggerPattern | bool:
@@ -376,6 +377,24 @@ class Checker:
             end_column=column,
             severity=Severity.ERROR,
         )
+
+
+def _word_roles(rules: list[Rule], words: frozenset[str]) -> dict[str, frozenset[str]]:
+    """Of ``words``, those every rule that has it matches in some places only, and which
+    (``Rule.word_roles``): a word one rule matches anywhere counts anywhere."""
+    roles: dict[str, frozenset[str]] = {}
+    anywhere: set[str] = set()
+    for rule in rules:
+        for word in rule.triggers:
+            if word not in words or word in anywhere:
+                continue
+            kinds = rule.word_roles.get(word)
+            if kinds is None:
+                anywhere.add(word)
+                roles.pop(word, None)
+            else:
+                roles[word] = roles.get(word, frozenset()) | kinds
+    return roles
 
 
 def _runs(rule: Rule, focus: Focus | None) -> bool:

@@ -50,16 +50,22 @@ class TriggerPattern:
     """The trigger words of a set of rules, for ``str`` and ``bytes`` contents."""
 
     def __init__(
-        self, words: list[str], whole_strings: frozenset[str] = frozenset(), no_modules: frozenset[str] = frozenset()
+        self,
+        words: list[str],
+        whole_strings: frozenset[str] = frozenset(),
+        no_modules: frozenset[str] = frozenset(),
+        roles: dict[str, frozenset[str]] | None = None,
     ) -> None:
         """``whole_strings``: the words whose rules match a string literal only when its whole value
         is the word (``Rule.words_in_strings`` is False for each): inside a longer one-line string
         (`"torch.linalg.solve"`), such a word is not counted. ``no_modules``: the words that name no
         module on a rule's path (no ``Rule.path_words``), nor stand in a rule's strings: in the
-        module of a `from m.solve import f`, such a word is not counted (``_in_module_of_from``)."""
+        module of a `from m.solve import f`, such a word is not counted (``_in_module_of_from``).
+        ``roles``: for a word that counts in some places only, which (``Rule.word_roles``)."""
         self.words = frozenset(words)
         self.whole_strings = whole_strings & self.words
         self.no_modules = no_modules & self.words
+        self.roles = {word: kinds for word, kinds in (roles or {}).items() if word in self.words}
         alternatives = _trie(sorted(self.words))
         self.text = re.compile(rf"\b{alternatives}\b")
         self.bytes = re.compile(rf"\b{alternatives}\b".encode("ascii"))
@@ -137,6 +143,9 @@ class TriggerPattern:
                 found = [at for at in found if at[2] not in self.whole_strings or _in_code_or_whole(spans, at)]
             if self.no_modules:
                 found = [at for at in found if at[2] not in self.no_modules or not _in_module_of_from(content, at)]
+            if spans is not None and self.roles and not code_in_strings:
+                roles = self.roles
+                found = [at for at in found if at[2] not in roles or _in_role(spans, at, roles[at[2]])]
             in_code = _referred_to(content, found, star)
         declaring = {number for number, _, _ in others}
         focused = {number for number, _, _ in found} | declaring
@@ -209,6 +218,70 @@ def _in_module_of_from(content: str | bytes, occurrence: tuple[int, int, str]) -
     if head.fullmatch(content, start, at) is None or keyword.search(content, start, at) is not None:  # type: ignore[arg-type]
         return False
     return rest.match(content, at + len(word)) is not None  # type: ignore[arg-type]
+
+
+ATTRIBUTE, KEYWORD, STRING = "attribute", "keyword", "string"  # (Rule.word_roles)
+# Per kind of text: the blanks and line breaks between a word and its `.` or `=`, a line break,
+# and what leaves the role of a word unsure: a comment, a backslash, a carriage return (a line
+# break Python counts, `\n` does not).
+_ROLE_MARKS = {
+    str: ((" ", "\t", "\f", "\n"), "\n", ("#", "\\", "\r"), ".", "="),
+    bytes: ((b" ", b"\t", b"\f", b"\n"), b"\n", (b"#", b"\\", b"\r"), b".", b"="),
+}
+
+
+def _in_role(spans: Spans[str] | Spans[bytes], occurrence: tuple[int, int, str], roles: frozenset[str]) -> bool:
+    """Does the word (line, offset, word) stand where one of ``roles`` may: after `.` (an
+    attribute), before `=` but not `==` (a keyword argument), in a one-line string (that stage 3
+    kept: its whole value)? In brackets the `.` may end a line before and the `=` start one after
+    (blank lines between): those are read too, and a comment or a backslash there, or a quote
+    right before the word where the lexer cannot tell a string, says yes."""
+    _, at, word = occurrence
+    text = spans.text
+    spaces, _, unsure, _, equals = _ROLE_MARKS[type(text)]
+    quotes = _BYTE_QUOTES if isinstance(text, bytes) else _QUOTES
+    if STRING in roles and (not spans.in_expression(at) or text[at - 1 : at] in quotes):
+        return True
+    if ATTRIBUTE in roles and _after_a_dot(spans, at):
+        return True
+    if KEYWORD in roles:  # (the line after may start with `=` in brackets, or with a comment: unsure)
+        after, size = at + len(word), len(text)
+        while after < size and text[after : after + 1] in spaces:
+            after += 1
+        following = text[after : after + 2]
+        if following[:1] in unsure:
+            return True
+        if following[:1] == equals and following[1:2] != equals:
+            return True
+    return False
+
+
+_LINES_BACK = 64  # lines of comments or blanks read back for a `.` before a word, at most
+
+
+def _after_a_dot(spans: Spans[str] | Spans[bytes], at: int) -> bool:
+    """Does `.` stand before the word at ``at``, blanks between, or in brackets at the end of the
+    code of an earlier line (comments and blank lines between)? Yes when unsure: a line that ends
+    in a string or a backslash continuation."""
+    text = spans.text
+    spaces, newline, _, dot, _ = _ROLE_MARKS[type(text)]
+    line_start = text.rfind(newline, 0, at) + 1  # type: ignore[arg-type]
+    before = at
+    while before > line_start and text[before - 1 : before] in spaces:
+        before -= 1
+    if before > line_start:
+        return text[before - 1 : before] == dot
+    for _ in range(_LINES_BACK):
+        if line_start == 0:
+            return False  # (the first line: nothing before)
+        line_start = text.rfind(newline, 0, line_start - 1) + 1  # type: ignore[arg-type]
+        end = spans.code_end(line_start)
+        if end is None:
+            return True
+        code = text[line_start:end].strip()
+        if code:
+            return code[-1:] == dot
+    return True
 
 
 _QUOTES = ('"', "'")

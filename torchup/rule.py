@@ -107,6 +107,12 @@ class Rule:
     # The engine then asks again of the code the skeleton keeps (torchup/skeleton.py); False there,
     # and the rule does not run, nor do its words hold bodies in the parse.
     reports_from_kept_code: ClassVar[bool] = False
+    # Where in code the rule matches a word, for the words it matches in some places only: as an
+    # attribute (`x.word`), a keyword argument (`f(word=...)`), or the whole value of a string
+    # (`**{"word": ...}`). Elsewhere (`word = 1`, `def f(word):`, `word.attr`) the pre-filter does
+    # not count it, unless unsure (the word first or last on its line: `x.` or `=` may stand on
+    # the line before or after). A word missing here is matched anywhere.
+    word_roles: ClassVar[dict[str, frozenset[str]]] = {}
     docs: ClassVar[RuleDocs]
     examples: ClassVar[tuple[Example, ...]] = ()
     engine_emitted: ClassVar[bool] = False  # findings made by the engine itself (TU0xx)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix
 from torchup.patterns import Edits, literal_dict_keyword
+from torchup.prefilter import KEYWORD, STRING
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 
 COMPILE = frozenset({"torch.compile"})
@@ -18,6 +21,8 @@ class CompileShapesSpec(Rule):
     summary = "`torch.compile(shapes_spec=...)` is `dynamic_shapes=` in torch 2.14."
     fix_availability = FixAvailability.SAFE
     triggers = ("shapes_spec",)
+    # `torch.compile(shapes_spec=...)`, or the key of `**{"shapes_spec": ...}`.
+    word_roles: ClassVar[dict[str, frozenset[str]]] = {"shapes_spec": frozenset({KEYWORD, STRING})}
     docs = RuleDocs(
         what="Finds `shapes_spec=` given to `torch.compile` (a call or a decorator), also in a "
         'visible `**{"shapes_spec": ...}`.',

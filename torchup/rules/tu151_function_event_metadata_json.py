@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+from typing import ClassVar
 
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.facts import FACTS
 from torchup.patterns import literal_dict_keyword
+from torchup.prefilter import ATTRIBUTE, KEYWORD, STRING
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 from torchup.rules._arguments import attributes_named
 
@@ -39,6 +41,12 @@ class FunctionEventMetadataJson(Rule):
     since = "2.15"
     fix_availability = FixAvailability.NONE
     triggers = (REMOVED, DEPRECATED)
+    # `FunctionEvent(metadata_json=...)` (or `**{"metadata_json": ...}`), and `.metadata_json` or
+    # `.event_metadata` read.
+    word_roles: ClassVar[dict[str, frozenset[str]]] = {
+        REMOVED: frozenset({KEYWORD, STRING, ATTRIBUTE}),
+        DEPRECATED: frozenset({ATTRIBUTE}),
+    }
     docs = RuleDocs(
         what=f"""
         Finds `metadata_json=` given to the profiler's `FunctionEvent` (from
