@@ -57,7 +57,7 @@ def assert_good_file_checked(findings: list[dict], good: Path) -> None:
 
 def undecodable(root: Path):
     path = root / "undecodable.py"
-    path.write_bytes(b'x = "cholesky"\ny = "\xff\xfe"\n')
+    path.write_bytes(b'x = torch.cholesky\ny = "\xff\xfe"\n')  # (a word in code: the pre-filter reads it)
     return path, path, ("TU001", 2, 6, ["decode", "utf-8"])
 
 

@@ -305,6 +305,25 @@ CASES = {
         def build(params):
             return torch.optim.Adam({p for p in params})
         """,
+    "a local tensor subclass outside the focus": """
+        import torch
+
+        class Plain(torch.Tensor):
+            def other(self):
+                a = 1
+                b = 2
+                return a + b
+
+        class Mine(torch.Tensor):
+            def cholesky(self):
+                return self
+            def other(self):
+                a = 1
+                return a
+
+        def use():
+            return Plain().cholesky(), Mine().cholesky()
+        """,
     "a set at module level reaches an optimizer in a function": """
         import torch
 

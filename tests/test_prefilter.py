@@ -335,6 +335,11 @@ PLACES = {
     "not a keyword: a parameter's annotation": ("def f(shapes_spec: Spec): pass", "shapes_spec", False),
     "not a keyword: an attribute read": ("p = shapes_spec._params", "shapes_spec", False),
     "not a keyword: a walrus": ("if (shapes_spec := s): pass", "shapes_spec", False),
+    "a reference": ("dist.gather_into_tensor(out, x)", "gather_into_tensor", True),
+    "a reference imported": ("from torch.distributed import gather_into_tensor", "gather_into_tensor", True),
+    "not a reference: a definition": ("def gather_into_tensor(out, x):\n    return out", "gather_into_tensor", False),
+    "not a reference: a string": ('__all__ = ["gather_into_tensor"]', "gather_into_tensor", False),
+    "not code: a string": ('name = "solve"', "solve", False),
     "the removed keyword as an attribute": ("e.metadata_json", "metadata_json", True),
     "the deprecated attribute only as one": ("event_metadata = {}\nevent_metadata.update(m)", "event_metadata", False),
 }
@@ -354,13 +359,28 @@ def test_a_word_counts_where_a_rule_can_match_it(name: str) -> None:
         assert (found.in_code and word in found.present) is counted, content
 
 
+def test_a_definition_holds_the_focus_only_for_a_word_not_only_a_reference() -> None:
+    """`def solve` (TU105 reads a class's own methods) keeps its line in the focus; `def
+    gather_into_tensor` (TU170 resolves names only) does not."""
+    from torchup.checker import Checker
+    from torchup.rules import all_rules
+    from torchup.selection import select_rules
+
+    pattern = Checker(select_rules(all_rules(), ["ALL"]))._pattern(select_rules(all_rules(), ["ALL"]))
+    assert pattern is not None
+    for word in ("solve", "gather_into_tensor"):
+        text = f"y = x.{word}(a)\nclass T:\n    def {word}(self):\n        return 1\n"
+        assert pattern.scan(text).lines == ((1, 3) if word == "solve" else (1,))
+
+
 def test_the_roles_name_trigger_words_and_known_places() -> None:
-    from torchup.prefilter import ATTRIBUTE, KEYWORD, STRING
+    from torchup.prefilter import ATTRIBUTE, CODE, KEYWORD, REFERENCE, STRING
     from torchup.rules import all_rules
 
+    known = {ATTRIBUTE, KEYWORD, STRING, CODE, REFERENCE}
     for rule in all_rules():
         assert set(rule.word_roles) <= set(rule.triggers), rule.code
-        assert all(kinds and kinds <= {ATTRIBUTE, KEYWORD, STRING} for kinds in rule.word_roles.values()), rule.code
+        assert all(kinds and kinds <= known for kinds in rule.word_roles.values()), rule.code
         assert not (rule.word_roles and rule.words_in_strings), rule.code  # (those match inside strings)
 
 
@@ -412,11 +432,43 @@ ROLE_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", ROLE_CASES)
+# Cases where a finding depends on a word that is not a reference (none to find, none to lose).
+QUIET_CASES = {
+    "a tensor subclass's own method, defined where no word is used": """
+        import torch
+
+        class Mine(torch.Tensor):
+            def cholesky(self):
+                return self
+            def other(self):
+                a = 1
+                b = 2
+                return a + b
+
+        def use():
+            return Mine().cholesky()
+        """,
+    "a local function shadows a removed one": """
+        import torch
+        from torch.distributed import *
+
+        def gather_into_tensor(out, x):
+            y = x
+            z = y
+            return out, z
+
+        gather_into_tensor(a, b)
+        """,
+}
+
+
+@pytest.mark.parametrize("name", [*ROLE_CASES, *QUIET_CASES])
 def test_words_read_by_their_place_miss_no_finding(name: str) -> None:
-    found = [(d.code, d.line, d.column) for d in check(ROLE_CASES[name], ["ALL"])]
-    assert found == [(d.code, d.line, d.column) for d in check(ROLE_CASES[name], ["ALL"], prefilter=False)]
-    assert any(code != "TU002" for code, _, _ in found)  # (each case has a finding to keep)
+    code = {**ROLE_CASES, **QUIET_CASES}[name]
+    found = [(d.code, d.line, d.column) for d in check(code, ["ALL"])]
+    assert found == [(d.code, d.line, d.column) for d in check(code, ["ALL"], prefilter=False)]
+    # (each role case has a finding to keep; a quiet case shows the pre-filter makes none)
+    assert any(code != "TU002" for code, _, _ in found) is (name in ROLE_CASES)
 
 
 @pytest.mark.parametrize(

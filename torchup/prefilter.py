@@ -221,6 +221,8 @@ def _in_module_of_from(content: str | bytes, occurrence: tuple[int, int, str]) -
 
 
 ATTRIBUTE, KEYWORD, STRING = "attribute", "keyword", "string"  # (Rule.word_roles)
+CODE = "code"  # anywhere in code proper, not in a string
+REFERENCE = "reference"  # anywhere in code but as the name a `def` or `class` statement defines
 # Per kind of text: the blanks and line breaks between a word and its `.` or `=`, a line break,
 # and what leaves the role of a word unsure: a comment, a backslash, a carriage return (a line
 # break Python counts, `\n` does not).
@@ -233,7 +235,8 @@ _ROLE_MARKS = {
 def _in_role(spans: Spans[str] | Spans[bytes], occurrence: tuple[int, int, str], roles: frozenset[str]) -> bool:
     """Does the word (line, offset, word) stand where one of ``roles`` may: after `.` (an
     attribute), before `=` but not `==` (a keyword argument), in a one-line string (that stage 3
-    kept: its whole value)? In brackets the `.` may end a line before and the `=` start one after
+    kept: its whole value), in code (not a string), in code but not as a `def` or `class` name
+    (a reference)? In brackets the `.` may end a line before and the `=` start one after
     (blank lines between): those are read too, and a comment or a backslash there, or a quote
     right before the word where the lexer cannot tell a string, says yes."""
     _, at, word = occurrence
@@ -241,6 +244,8 @@ def _in_role(spans: Spans[str] | Spans[bytes], occurrence: tuple[int, int, str],
     spaces, _, unsure, _, equals = _ROLE_MARKS[type(text)]
     quotes = _BYTE_QUOTES if isinstance(text, bytes) else _QUOTES
     if STRING in roles and (not spans.in_expression(at) or text[at - 1 : at] in quotes):
+        return True
+    if (CODE in roles or REFERENCE in roles) and spans.in_expression(at) and (CODE in roles or not _defines(text, at)):
         return True
     if ATTRIBUTE in roles and _after_a_dot(spans, at):
         return True
@@ -254,6 +259,17 @@ def _in_role(spans: Spans[str] | Spans[bytes], occurrence: tuple[int, int, str],
         if following[:1] == equals and following[1:2] != equals:
             return True
     return False
+
+
+_DEFINES = {str: re.compile(r"(?:def|class)[ \t\f]+$"), bytes: re.compile(rb"(?:def|class)[ \t\f]+$")}
+
+
+def _defines(text: str | bytes, at: int) -> bool:
+    """Is the word at ``at`` the name of a `def` or `class` statement (its keyword before it on
+    the line): a new binding, no reference to anything?"""
+    start = max(text.rfind(b"\n" if isinstance(text, bytes) else "\n", 0, at) + 1, at - 80)  # type: ignore[arg-type]
+    keyword = _DEFINES[type(text)].search(text, start, at)  # type: ignore[arg-type]
+    return keyword is not None and not is_word_char(text[max(keyword.start() - 1, 0) : keyword.start()])
 
 
 _LINES_BACK = 64  # lines of comments or blanks read back for a `.` before a word, at most

@@ -107,11 +107,13 @@ class Rule:
     # The engine then asks again of the code the skeleton keeps (torchup/skeleton.py); False there,
     # and the rule does not run, nor do its words hold bodies in the parse.
     reports_from_kept_code: ClassVar[bool] = False
-    # Where in code the rule matches a word, for the words it matches in some places only: as an
-    # attribute (`x.word`), a keyword argument (`f(word=...)`), or the whole value of a string
-    # (`**{"word": ...}`). Elsewhere (`word = 1`, `def f(word):`, `word.attr`) the pre-filter does
-    # not count it, unless unsure (the word first or last on its line: `x.` or `=` may stand on
-    # the line before or after). A word missing here is matched anywhere.
+    # Where the rule matches a word, for the words it matches in some places only: as an
+    # attribute (`x.word`), a keyword argument (`f(word=...)`), the whole value of a string
+    # (`**{"word": ...}`), anywhere in code but in a string (prefilter.CODE), or as a reference:
+    # in code, not the name a `def` or `class` defines (prefilter.REFERENCE: rules that resolve
+    # names and read no class's own methods; a method named by the word keeps its class in the
+    # parse for the others). Elsewhere the pre-filter does not count it, unless unsure (the `.`
+    # or `=` may stand on another line, in brackets). A word missing here is matched anywhere.
     word_roles: ClassVar[dict[str, frozenset[str]]] = {}
     docs: ClassVar[RuleDocs]
     examples: ClassVar[tuple[Example, ...]] = ()

@@ -4,10 +4,12 @@ The resolver does not walk a ``def`` or ``class`` body that spans no focus line 
 ``resolver.Focus``) and rules look only at focused code, yet ``ast.parse`` builds every node of
 every body: on large files most of the time of an analysis. So each such body is blanked: its
 first line becomes ``pass``, the line where its last statement ends becomes a literal of zeros
-that ends in the same column (`0000`), and the lines between are left empty. The header loses
-its parameters and annotations, or bases (`def f():`, `class C:`), which no rule reads where no
-trigger word is, unless a `:=` there binds a name. Every other line is the original, so every
-position in the tree is the original one, the shortened definition's own and its end included.
+that ends in the same column (`0000`), and the lines between are left empty. A function's
+header loses its parameters and annotations (`def f():`), which no rule reads where no trigger
+word is, unless a `:=` there binds a name; a class keeps its bases, which tell what its
+instances are (``inference.class_evidence``: `Mine(torch.Tensor)` makes `Mine().cholesky()` a
+tensor's call). Every other line is the original, so every position in the tree is the original
+one, the shortened definition's own and its end included.
 
 The cut is made on text, so it is made only where it can be proved, and then checked:
 
@@ -284,11 +286,11 @@ def _region(lines: _Lines, header: int, indent: int, focus: tuple[int, ...]) -> 
 
 
 def _short_header(text: str, header: int, indent: int, end: int) -> str | None:
-    """The header from offset ``header`` to ``end`` without what lies between its name and its
-    colon (parameters and annotations, or bases): `def f():`, `class C:`. None where that would
-    change nothing, or drop a binding (`:=` in a default) or type parameters (`def f[T]`)."""
+    """The header of a function from offset ``header`` to ``end`` without its parameters and
+    annotations: `def f():`. None for a class (its bases are read), or where that would change
+    nothing, or drop a binding (`:=` in a default) or type parameters (`def f[T]`)."""
     head = _HEAD.match(text, header + indent)
-    if head is None or text.find(":=", head.end(), end) >= 0:
+    if head is None or head.group(1) != "def" or text.find(":=", head.end(), end) >= 0:
         return None
     opener = text[head.end() : head.end() + 1]
     short = text[header : head.end()] + ("():" if head.group(1) == "def" else ":")

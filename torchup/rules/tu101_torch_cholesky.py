@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from torchup.context import Context
 from torchup.diagnostics import Applicability
 from torchup.patterns import BoundCall, Edits
+from torchup.prefilter import REFERENCE
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 from torchup.rules._linalg import (
     NO_EXACT_FIX,
@@ -32,6 +35,8 @@ class TorchCholesky(Rule):
     summary = "`torch.cholesky` raises in torch 2.14; use `torch.linalg.cholesky` (same arguments)."
     fix_availability = FixAvailability.SAFE
     triggers = ("cholesky",)
+    # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
+    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
     docs = RuleDocs(
         what="Finds calls of and references to `torch.cholesky`, through any import form "
         "(`import torch as th`, `from torch import cholesky as chol`, `from torch import *`).",

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+from typing import ClassVar
 
 from torchup.context import Context
 from torchup.diagnostics import Applicability
 from torchup.patterns import BoundCall, Edits, as_condition, literal_bool
+from torchup.prefilter import REFERENCE
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 from torchup.rules._linalg import (
     NO_EXACT_FIX,
@@ -60,6 +62,8 @@ class TorchQr(Rule):
     summary = "`torch.qr` raises in torch 2.14; use `torch.linalg.qr` with `mode=`."
     fix_availability = FixAvailability.SAFE
     triggers = ("qr",)
+    # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
+    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
     docs = RuleDocs(
         what="Finds calls of and references to `torch.qr`, through any import form.",
         why=f"""

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from typing import ClassVar
 
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix
 from torchup.facts import FACTS, removed
 from torchup.inference import Evidence
 from torchup.patterns import BoundCall, Edits, as_argument, as_condition, bind_call, has_comment, literal_bool
+from torchup.prefilter import CODE
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 from torchup.rules._linalg import method_calls, method_receiver_evidence, removed_error, report_reference
 
@@ -113,6 +115,8 @@ class RemovedLinalg(Rule):
     since = None
     fix_availability = FixAvailability.UNSAFE
     triggers = tuple(sorted({name.rsplit(".", 1)[1] for name in FUNCTIONS} | set(METHODS)))
+    # Never a string; a method of that name keeps its class in the parse (inference.class_evidence).
+    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({CODE}))
     docs = RuleDocs(
         what="""
         Finds `torch.symeig`, `torch.eig`, `torch.lstsq`, `torch.solve`, `torch.matrix_rank`, the

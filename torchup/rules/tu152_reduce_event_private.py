@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+from typing import ClassVar
 
 from torchup.context import Context
 from torchup.facts import FACTS
+from torchup.prefilter import REFERENCE
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 from torchup.rules._arguments import from_imports
 
@@ -28,6 +30,8 @@ class ReduceEventPrivate(Rule):
     since = "2.15"
     fix_availability = FixAvailability.NONE
     triggers = ("reduce_event",)
+    # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
+    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
     docs = RuleDocs(
         what="""
         Finds `from torch.multiprocessing.reductions import reduce_event` and references to

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.facts import FACTS
+from torchup.prefilter import REFERENCE
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 
 NVPROF = {
@@ -28,6 +31,8 @@ class NvprofDeprecated(Rule):
     severity = Severity.WARNING
     fix_availability = FixAvailability.NONE
     triggers = tuple(sorted(name.rpartition(".")[2] for name in NAMES))
+    # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
+    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
     docs = RuleDocs(
         what="""
         Finds every reference to `torch.autograd.profiler.load_nvprof`,

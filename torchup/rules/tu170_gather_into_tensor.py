@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.facts import FACTS
+from torchup.prefilter import REFERENCE
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 from torchup.rules._arguments import rename_reference
 
@@ -26,6 +29,8 @@ class GatherIntoTensor(Rule):
     severity = Severity.WARNING
     fix_availability = FixAvailability.SAFE
     triggers = (OLD_NAME,)
+    # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
+    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
     docs = RuleDocs(
         what="""
         Finds references to `torch.distributed.gather_into_tensor` (also through

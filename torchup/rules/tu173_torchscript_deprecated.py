@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+from typing import ClassVar
 
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.facts import FACTS
+from torchup.prefilter import REFERENCE
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 
 ENTRY_POINTS = {name: facts for name, facts in FACTS["deprecated_functions"].items() if name.startswith("torch.jit.")}
@@ -42,6 +44,8 @@ class TorchScriptDeprecated(Rule):
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
     triggers = tuple(sorted({name.rpartition(".")[2] for name in NAMES}))
+    # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
+    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
     docs = RuleDocs(
         what="""
         Finds calls, decorators and other references to `torch.jit.script`, `trace`,
