@@ -358,23 +358,6 @@ def test_a_batch_ends_at_its_command_lines_length(monkeypatch: pytest.MonkeyPatc
     assert len(sizes) >= 2 and max(sizes[:-1]) < 2000 + 300 and result.files_checked == len(result.targets)
 
 
-@needs_grep
-def test_the_first_batches_are_small_so_the_workers_start_sooner(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A run large enough for grep sends its first files in batches that double up to the full
-    size: the first grep ends soon, and the workers start on its files."""
-    monkeypatch.setattr(runner, "SCAN_MIN_FILES", 10)
-    monkeypatch.setattr(runner, "SCAN_FIRST_BATCH_FILES", 2)
-    monkeypatch.setattr(runner, "SCAN_BATCH_FILES", 8)
-    sizes: list[int] = []
-    real_start = fastscan.Grep.start
-    monkeypatch.setattr(fastscan.Grep, "start", lambda paths, *args: sizes.append(len(paths)) or real_start(paths, *args))
-    checker = Checker(select_rules(all_rules(), ["TU1"]))
-    result = runner.run([str(ROOT / "tests")], checker, Discovery(), runner.RunOptions())
-    # At the 8th file (a full batch): 2, then 4, then the 2 left; then full batches.
-    assert sizes[:3] == [2, 4, 2] and set(sizes[3:-1]) == {8} and 1 <= sizes[-1] <= 8
-    assert sum(sizes) == len([path for path in result.targets if not path.endswith(".ipynb")])
-
-
 def test_the_pool_does_not_wake_its_worker_thread_for_each_result(monkeypatch: pytest.MonkeyPatch) -> None:
     """multiprocessing's Pool wakes the thread that maintains its workers whenever a result waits
     to be read, and that thread loops until another has read it: hundreds of turns a run, in the

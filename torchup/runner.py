@@ -169,11 +169,9 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
 # Stage 1 of the pre-filter goes to grep once a run has this many files for it (below, scanning in
 # Python is as fast as starting grep), in batches of this many, each started as soon as discovery
 # has found it: grep reads while discovery walks on, and the workers check a batch's files while
-# grep reads the next. The first batches are smaller (32, 64, 128 files): the workers wait for the
-# first grep to end, and the first files of a tree (a package's root) are often among its largest.
+# grep reads the next.
 SCAN_MIN_FILES = 200
 SCAN_BATCH_FILES = 256
-SCAN_FIRST_BATCH_FILES = 32
 SCAN_BATCH_BYTES = 96 * 1024  # (the names on one grep's command line: far below any ARG_MAX)
 
 # What stage 1 says of a file, handed to the worker with it: None, nothing (scan it in Python);
@@ -192,7 +190,7 @@ class _WordScan:
         self._order = order
         self._waiting: dict[int, tuple[TriggerPattern, list[Target]]] = {}  # by id(pattern)
         self._bytes: dict[int, int] = {}  # the length of their names on grep's command line
-        self._started: dict[int, int] = {}  # patterns with a batch given to grep: how many
+        self._started: set[int] = set()  # patterns with a batch given to grep
         self._greps: list[Grep] = []
         self._unasked: list[Target] = []
         self._batches: queue.SimpleQueue[tuple[list[Target], Grep | None] | None] = queue.SimpleQueue()
@@ -207,32 +205,17 @@ class _WordScan:
         waiting = self._waiting.setdefault(key, (pattern, []))[1]
         waiting.append(target)
         self._bytes[key] = self._bytes.get(key, 0) + len(os.fsencode(target.path)) + 1
-        if self._bytes[key] < SCAN_BATCH_BYTES:
-            if key not in self._started and len(waiting) < min(SCAN_MIN_FILES, SCAN_BATCH_FILES):
-                return False  # (not yet a run for grep)
-            if key in self._started and len(waiting) < self._batch_size(key):
-                return False
-        while key in self._waiting:
-            self._start(key)
+        if len(waiting) < SCAN_BATCH_FILES and self._bytes[key] < SCAN_BATCH_BYTES:
+            return False
+        self._start(key)
         return True
 
-    def _batch_size(self, key: int) -> int:
-        return min(SCAN_BATCH_FILES, SCAN_FIRST_BATCH_FILES << self._started.get(key, 0))
-
     def _start(self, key: int) -> None:
-        """grep on the next batch of this pattern's waiting files (all of them at most)."""
         from torchup.fastscan import Grep  # (small runs never start grep)
 
-        pattern, waiting = self._waiting[key]
-        size = self._batch_size(key)
-        targets, rest = waiting[:size], waiting[size:]
-        if rest:
-            self._waiting[key] = (pattern, rest)
-            self._bytes[key] = sum(len(os.fsencode(target.path)) + 1 for target in rest)
-        else:
-            del self._waiting[key]
-            self._bytes.pop(key, None)
-        self._started[key] = self._started.get(key, 0) + 1
+        pattern, targets = self._waiting.pop(key)
+        self._bytes.pop(key, None)
+        self._started.add(key)
         grep = Grep.start([target.path for target in targets], pattern, SCOPE_KEYWORDS, True)
         if grep is not None:
             self._greps.append(grep)
@@ -242,8 +225,7 @@ class _WordScan:
         """Discovery is done: the files still waiting go to grep, or are scanned in Python."""
         for key in list(self._waiting):
             if key in self._started or len(self._waiting[key][1]) >= SCAN_MIN_FILES:
-                while key in self._waiting:
-                    self._start(key)
+                self._start(key)
             else:
                 self._unasked += self._waiting.pop(key)[1]
         self._batches.put((self._unasked, None))
