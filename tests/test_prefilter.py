@@ -341,6 +341,7 @@ PLACES = {
     "not a reference: a string": ('__all__ = ["gather_into_tensor"]', "gather_into_tensor", False),
     "not code: a string": ('name = "solve"', "solve", False),
     "the removed keyword as an attribute": ("e.metadata_json", "metadata_json", True),
+    "the removed keyword as a name (a positional argument lands on it)": ("f(ev, metadata_json)", "metadata_json", True),
     "the deprecated attribute only as one": ("event_metadata = {}\nevent_metadata.update(m)", "event_metadata", False),
 }
 
@@ -423,6 +424,17 @@ ROLE_CASES = {
         import torch
         opt = (torch.optim.SGD)(set(params), lr=0.1)
         """,
+    "an optimizer imported under another name, across lines": """
+        from torch.optim import (SGD
+            as Plain)
+        opt = Plain({p for p in params}, lr=0.1)
+        """,
+    "the removed argument given by position, from a name": """
+        from torch.autograd.profiler_util import FunctionEvent
+        def build(metadata_json):
+            return FunctionEvent(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+                                 21, 22, 23, 24, 25, 26, 27, metadata_json)
+        """,
     "an optimizer subclass called": """
         import torch
         class Mine(torch.optim.Adam):
@@ -479,6 +491,9 @@ def test_words_read_by_their_place_miss_no_finding(name: str) -> None:
         ("opt = (torch.optim.SGD)(params)", True),
         ("opt = torch.optim.SGD  # the class\n(params)", True),
         ("from torch.optim import SGD as S", True),
+        ("from torch.optim import (SGD\n    as S)", True),
+        ("from torch.optim import (SGD  # plain\n    as S)", True),
+        ("from torch.optim import SGD \\\n    as S", True),
         ("class Mine(SGD):\n    pass", True),
         ("if isinstance(o, torch.optim.SGD): pass", False),
         ("def f(o: torch.optim.Optimizer) -> Optimizer: pass", False),

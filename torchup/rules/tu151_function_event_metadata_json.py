@@ -9,7 +9,7 @@ from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.facts import FACTS
 from torchup.patterns import literal_dict_keyword
-from torchup.prefilter import ATTRIBUTE, KEYWORD, STRING
+from torchup.prefilter import ATTRIBUTE
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 from torchup.rules._arguments import attributes_named
 
@@ -41,12 +41,9 @@ class FunctionEventMetadataJson(Rule):
     since = "2.15"
     fix_availability = FixAvailability.NONE
     triggers = (REMOVED, DEPRECATED)
-    # `FunctionEvent(metadata_json=...)` (or `**{"metadata_json": ...}`), and `.metadata_json` or
-    # `.event_metadata` read.
-    word_roles: ClassVar[dict[str, frozenset[str]]] = {
-        REMOVED: frozenset({KEYWORD, STRING, ATTRIBUTE}),
-        DEPRECATED: frozenset({ATTRIBUTE}),
-    }
+    # `.event_metadata` is read as an attribute. (`metadata_json` counts anywhere: the positional
+    # argument that lands on it spells no word, so a file that spells it elsewhere is read.)
+    word_roles: ClassVar[dict[str, frozenset[str]]] = {DEPRECATED: frozenset({ATTRIBUTE})}
     docs = RuleDocs(
         what=f"""
         Finds `metadata_json=` given to the profiler's `FunctionEvent` (from

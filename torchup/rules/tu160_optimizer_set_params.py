@@ -41,8 +41,8 @@ _SET_CALL = r"set\b(?=\s*(?:[(#\\]|$))"
 _SET_CALLS = {str: re.compile(_SET_CALL), bytes: re.compile(_SET_CALL.encode("ascii"))}
 _CLASS_NAME = re.compile(r"class(?:[ \t]|\\\n)+(\w+)")
 # After an optimizer's name: a call's parenthesis (blanks, line breaks, comments, backslashes and
-# closing parentheses between), or an import's `as`.
-_CALLED_OR_RENAMED_TEXT = r"(?:[ \t\f\r\n)\\]|#[^\n]*)*\(|[ \t\f]+as\b"
+# closing parentheses between), or an import's `as` (blanks, line breaks, comments, backslashes).
+_CALLED_OR_RENAMED_TEXT = r"(?:[ \t\f\r\n)\\]|#[^\n]*)*\(|(?:[ \t\f\r\n\\]|#[^\n]*)+as\b"
 _CALLED_OR_RENAMED = {
     str: re.compile(_CALLED_OR_RENAMED_TEXT), bytes: re.compile(_CALLED_OR_RENAMED_TEXT.encode("ascii"))
 }
