@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+from typing import ClassVar
 
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix
 from torchup.patterns import Edits, bind_call, literal_dict_keyword
+from torchup.prefilter import STRING
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 
 OPTIONS = frozenset({
@@ -39,6 +41,8 @@ class AccPolicyBalanced(Rule):
     summary = '`LinearCrossEntropyOptions(acc_policy="balanced")` is a ValueError in torch 2.14; use "compact".'
     fix_availability = FixAvailability.UNSAFE
     triggers = ("balanced",)
+    # The value `"balanced"`, given by keyword, by position or in `**{...}`.
+    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({STRING}))
     docs = RuleDocs(
         what="""
         Finds `acc_policy="balanced"` given to `torch.nn.LinearCrossEntropyOptions` (by keyword,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+from typing import ClassVar
 
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix, Severity
 from torchup.facts import FACTS
 from torchup.patterns import Edits, literal_dict_keyword
+from torchup.prefilter import KEYWORD, STRING
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 
 _FACTS = FACTS["deprecated_arguments"]["torch.autograd.profiler.profile(with_modules=True)"]
@@ -29,6 +31,8 @@ class ProfilerWithModules(Rule):
     severity = Severity.WARNING
     fix_availability = FixAvailability.UNSAFE
     triggers = ("with_modules",)
+    # `profile(with_modules=...)`, or the key of `**{"with_modules": ...}`.
+    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({KEYWORD, STRING}))
     docs = RuleDocs(
         what="""
         Finds `with_modules=` given a value that may be true (`True`, a variable, an expression)
