@@ -188,9 +188,16 @@ CHANGES: list[tuple[Callable[[Path], None], Callable[[Path], None]]] = [
 ]
 
 
+@pytest.mark.parametrize("split", [False, True], ids=["one-process", "split-with-a-fork"])
 @pytest.mark.parametrize(("prepare", "change"), CHANGES, ids=[c.__name__.strip("_") for _, c in CHANGES])
 def test_a_change_makes_a_full_run(project: Path, capsys, runs: Runs, prepare: Callable[[Path], None],
-                                   change: Callable[[Path], None]) -> None:
+                                   change: Callable[[Path], None], split: bool, monkeypatch) -> None:
+    """Also where a long list of paths is compared in two processes (``replay.SPLIT_PATHS``): the
+    change may be in either half."""
+    if split:
+        if not hasattr(os, "fork"):
+            pytest.skip("no fork")
+        monkeypatch.setattr(replay, "SPLIT_PATHS", 2)
     prepare(project)
     argv = ("check", "--output-format", "concise", "a.py", "pkg", "missing.py")  # (the project itself is not walked)
     first = run(capsys, *argv)
@@ -326,3 +333,18 @@ def test_the_progress_line_is_shown_but_not_replayed(tmp_path: Path, capsys, run
     main(["check", "--output-format", "concise", "--jobs", "1", "src"])
     assert runs.full == 1 and capsys.readouterr().out == first
     assert "files/s" not in terminal.getvalue()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+@pytest.mark.parametrize("where", ["none", "first", "middle", "last"])
+def test_a_long_list_is_compared_in_two_processes_and_either_half_tells(tmp_path: Path, where: str) -> None:
+    paths = []
+    for index in range(replay.SPLIT_PATHS + 1):
+        path = tmp_path / f"m{index:05d}.py"
+        path.write_text("x = 1\n")
+        paths.append(str(path))
+    statuses: list[object] = [hash(replay._status(path)) for path in paths]
+    changed = {"none": None, "first": 0, "middle": len(paths) // 2, "last": len(paths) - 1}[where]
+    if changed is not None:
+        statuses[changed] = hash((1, 2, 3, 4, 5))  # (as if the file had another status when saved)
+    assert replay._unchanged(paths, statuses) is (changed is None)
