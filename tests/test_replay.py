@@ -348,3 +348,21 @@ def test_a_long_list_is_compared_in_two_processes_and_either_half_tells(tmp_path
     if changed is not None:
         statuses[changed] = hash((1, 2, 3, 4, 5))  # (as if the file had another status when saved)
     assert replay._unchanged(paths, statuses) is (changed is None)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_the_child_that_compares_half_the_paths_always_ends_there(tmp_path: Path) -> None:
+    """An error in the child's half (a manifest of another layout: one status short) answers
+    "changed", and the child exits there: were it to run on, the parent would wait for it forever."""
+    import signal
+
+    paths = [str(tmp_path / f"m{index:05d}.py") for index in range(replay.SPLIT_PATHS + 1)]
+    for path in paths:
+        Path(path).write_text("x = 1\n")
+    statuses: list[object] = [hash(replay._status(path)) for path in paths]
+    signal.alarm(30)  # (a hang fails the test instead of the suite)
+    try:
+        assert replay._unchanged(paths, statuses) is True
+        assert replay._unchanged(paths, statuses[:-1]) is False  # (the second half's zip fails in the child)
+    finally:
+        signal.alarm(0)

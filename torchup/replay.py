@@ -167,8 +167,12 @@ def _unchanged(paths: list[str], statuses: list[object]) -> bool:
         pid = os.fork()
     except OSError:
         return _same(paths, statuses)
-    if pid == 0:  # (no cleanup, no flush of buffers copied from the parent)
-        os._exit(0 if _same(paths[half:], statuses[half:]) else 1)
+    if pid == 0:  # the child ends here whatever happens (no cleanup, no flush of copied buffers)
+        code = 1  # (an error, say a manifest of another layout, answers "changed": a full run)
+        try:
+            code = 0 if _same(paths[half:], statuses[half:]) else 1
+        finally:
+            os._exit(code)
     mine = _same(paths[:half], statuses[:half])
     _, status = os.waitpid(pid, 0)
     return mine and os.waitstatus_to_exitcode(status) == 0
