@@ -316,10 +316,7 @@ class Checker:
                     return found.present  # (unsure: every rule runs)
             if not rule.may_report(spans):
                 ruled_out.append(rule)
-        if not ruled_out:
-            return found.present
-        running = [rule for rule in rules if rule not in ruled_out]
-        return frozenset(word for word in found.present if any(word in rule.triggers for rule in running))
+        return _without_rules(found.present, rules, ruled_out)
 
     def _focus(self, found: Occurrences, present: frozenset[str], rules: list[Rule], source: SourceFile) -> Focus:
         """Where the rules that run (those with a word ``present``) look: the lines of those
@@ -334,14 +331,10 @@ class Checker:
         """The words of ``focus`` less those only of rules that cannot report from the code the
         skeleton keeps (``Rule.reports_from_kept_code``); None if every rule still can."""
         asked = [rule for rule in rules if rule.reports_from_kept_code and _runs(rule, focus)]
-        if not asked:
+        kept = skeleton.kept_code() if asked else None
+        if kept is None:
             return None
-        kept = skeleton.kept_code()
-        ruled_out = [rule for rule in asked if kept is not None and not rule.may_report(kept)]
-        if not ruled_out:
-            return None
-        running = [rule for rule in rules if _runs(rule, focus) and rule not in ruled_out]
-        present = frozenset(word for word in focus.present if any(word in rule.triggers for rule in running))
+        present = _without_rules(focus.present, rules, [rule for rule in asked if not rule.may_report(kept)])
         return present if present != focus.present else None
 
     def _words(self, rules: list[Rule]) -> frozenset[str]:
@@ -377,6 +370,14 @@ class Checker:
             end_column=column,
             severity=Severity.ERROR,
         )
+
+
+def _without_rules(present: frozenset[str], rules: list[Rule], ruled_out: list[Rule]) -> frozenset[str]:
+    """The words ``present`` that a rule not ``ruled_out`` still has."""
+    if not ruled_out:
+        return present
+    running = [rule for rule in rules if rule not in ruled_out]
+    return frozenset(word for word in present if any(word in rule.triggers for rule in running))
 
 
 def _word_roles(rules: list[Rule], words: frozenset[str]) -> dict[str, frozenset[str]]:

@@ -193,14 +193,15 @@ def _in_code_or_whole(spans: Spans[str] | Spans[bytes], occurrence: tuple[int, i
     return quote in quotes and text[at + len(word) : at + len(word) + 1] == quote
 
 
+def _per_kind(pattern: str) -> dict[type, re.Pattern[str] | re.Pattern[bytes]]:
+    return {str: re.compile(pattern), bytes: re.compile(pattern.encode("ascii"))}
+
+
 # `from` first on a line, then a module's dotted name up to the word (relative dots included);
 # after the word, the rest of that name and ` import`. (A backslash or a bracket between: no match.)
-_FROM_MODULE = re.compile(r"[ \t]*from[ \t]+[\w. \t]*")
-_FROM_MODULE_BYTES = re.compile(_FROM_MODULE.pattern.encode("ascii"))
-_MODULE_REST = re.compile(r"[\w.]*[ \t]+import\b")
-_MODULE_REST_BYTES = re.compile(_MODULE_REST.pattern.encode("ascii"))
-_IMPORT_WORD = re.compile(r"\bimport\b")
-_IMPORT_WORD_BYTES = re.compile(_IMPORT_WORD.pattern.encode("ascii"))
+_FROM_MODULE = _per_kind(r"[ \t]*from[ \t]+[\w. \t]*")
+_MODULE_REST = _per_kind(r"[\w.]*[ \t]+import\b")
+_IMPORT_WORD = _per_kind(r"\bimport\b")
 
 
 def _in_module_of_from(content: str | bytes, occurrence: tuple[int, int, str]) -> bool:
@@ -209,15 +210,13 @@ def _in_module_of_from(content: str | bytes, occurrence: tuple[int, int, str]) -
     rule's name only through a word of its path (``Rule.path_words``); later uses of `n` spell `n`.
     No when unsure: anything but a plain dotted name between `from` and `import`."""
     _, at, word = occurrence
-    if isinstance(content, bytes):
-        start = content.rfind(b"\n", 0, at) + 1
-        head, rest, keyword = _FROM_MODULE_BYTES, _MODULE_REST_BYTES, _IMPORT_WORD_BYTES
-    else:
-        start = content.rfind("\n", 0, at) + 1
-        head, rest, keyword = _FROM_MODULE, _MODULE_REST, _IMPORT_WORD  # type: ignore[assignment]
-    if head.fullmatch(content, start, at) is None or keyword.search(content, start, at) is not None:  # type: ignore[arg-type]
+    kind = type(content)
+    start = content.rfind(_ROLE_MARKS[kind][1], 0, at) + 1  # type: ignore[arg-type]
+    if _FROM_MODULE[kind].fullmatch(content, start, at) is None:  # type: ignore[arg-type]
         return False
-    return rest.match(content, at + len(word)) is not None  # type: ignore[arg-type]
+    if _IMPORT_WORD[kind].search(content, start, at) is not None:  # type: ignore[arg-type]
+        return False
+    return _MODULE_REST[kind].match(content, at + len(word)) is not None  # type: ignore[arg-type]
 
 
 ATTRIBUTE, KEYWORD, STRING = "attribute", "keyword", "string"  # (Rule.word_roles)
@@ -241,7 +240,6 @@ def _in_role(spans: Spans[str] | Spans[bytes], occurrence: tuple[int, int, str],
     right before the word where the lexer cannot tell a string, says yes."""
     _, at, word = occurrence
     text = spans.text
-    spaces, _, unsure, _, equals = _ROLE_MARKS[type(text)]
     quotes = _BYTE_QUOTES if isinstance(text, bytes) else _QUOTES
     if STRING in roles and (not spans.in_expression(at) or text[at - 1 : at] in quotes):
         return True
@@ -249,19 +247,21 @@ def _in_role(spans: Spans[str] | Spans[bytes], occurrence: tuple[int, int, str],
         return True
     if ATTRIBUTE in roles and _after_a_dot(spans, at):
         return True
-    if KEYWORD in roles:  # (the line after may start with `=` in brackets, or with a comment: unsure)
-        after, size = at + len(word), len(text)
-        while after < size and text[after : after + 1] in spaces:
-            after += 1
-        following = text[after : after + 2]
-        if following[:1] in unsure:
-            return True
-        if following[:1] == equals and following[1:2] != equals:
-            return True
-    return False
+    return KEYWORD in roles and _before_an_equals(text, at + len(word))
 
 
-_DEFINES = {str: re.compile(r"(?:def|class)[ \t\f]+$"), bytes: re.compile(rb"(?:def|class)[ \t\f]+$")}
+def _before_an_equals(text: str | bytes, end: int) -> bool:
+    """Does `=` but not `==` follow the word that ends at ``end``, blanks and line breaks between
+    (in brackets)? Yes when unsure: a comment or a backslash after it."""
+    spaces, _, unsure, _, equals = _ROLE_MARKS[type(text)]
+    after, size = end, len(text)
+    while after < size and text[after : after + 1] in spaces:
+        after += 1
+    following = text[after : after + 2]
+    return following[:1] in unsure or (following[:1] == equals and following[1:2] != equals)
+
+
+_DEFINES = _per_kind(r"(?:def|class)[ \t\f]+$")
 
 
 def _defines(text: str | bytes, at: int) -> bool:
