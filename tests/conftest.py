@@ -4,6 +4,10 @@ import pytest
 
 from torchup import replay
 
+# tests/projects/ holds whole projects with test suites of their own, run under real torch by
+# tests/test_project_suites.py; collected here they would run under this interpreter's torch, if any.
+collect_ignore = ["projects"]
+
 # Soft in production, loud in tests: internal errors show their traceback.
 os.environ.setdefault("TORCHUP_DEBUG", "1")
 

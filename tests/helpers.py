@@ -19,7 +19,7 @@ def _checker(select: list[str] | None = None, prefilter: bool = True) -> Checker
 
 def check(code: str, select: list[str] | None = None, prefilter: bool = True) -> list[Diagnostic]:
     source = SourceFile.from_bytes("snippet.py", textwrap.dedent(code).encode())
-    return _checker(select, prefilter).analyze(source).diagnostics
+    return _checker(select, prefilter).analyze_alone(source).diagnostics
 
 
 def codes(code: str, select: list[str] | None = None) -> list[str]:

@@ -56,7 +56,7 @@ def test_warm_run_reads_from_the_cache(project: Path, capsys: pytest.CaptureFixt
     assert (project / ".torchup_cache" / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
     assert (project / ".torchup_cache" / ".gitignore").read_text().strip().endswith("*")
     seen = analyses(monkeypatch)
-    assert check(capsys) == first == ["./a.py:2:8:TU103", "./b.py:2:5:TU101"]
+    assert check(capsys) == first == ["a.py:2:8:TU103", "b.py:2:5:TU101"]
     assert seen == []
 
 
@@ -65,11 +65,11 @@ def test_edit_rename_delete_invalidate_the_right_entries(project: Path, capsys, 
     seen = analyses(monkeypatch)
     (project / "a.py").write_text(QR + "Q2, R2 = torch.qr(B)\n")  # edited
     os.rename(project / "b.py", project / "c.py")  # renamed
-    assert check(capsys) == ["./a.py:2:8:TU103", "./a.py:3:10:TU103", "./c.py:2:5:TU101"]
+    assert check(capsys) == ["a.py:2:8:TU103", "a.py:3:10:TU103", "c.py:2:5:TU101"]
     assert sorted(seen) == ["a.py", "c.py"]
     seen.clear()
     (project / "a.py").unlink()  # deleted
-    assert check(capsys) == ["./c.py:2:5:TU101"]
+    assert check(capsys) == ["c.py:2:5:TU101"]
     assert seen == []
 
 
@@ -77,7 +77,7 @@ def test_same_size_edit_is_caught_by_the_content_hash(project: Path, capsys, mon
     check(capsys)
     (project / "a.py").write_text(QR.replace("A)", "B)"))  # same size, new mtime
     seen = analyses(monkeypatch)
-    assert check(capsys) == ["./a.py:2:8:TU103", "./b.py:2:5:TU101"]
+    assert check(capsys) == ["a.py:2:8:TU103", "b.py:2:5:TU101"]
     assert seen == ["a.py"]
 
 
@@ -92,7 +92,7 @@ def test_touched_but_unchanged_file_stays_cached(project: Path, capsys, monkeypa
 def test_settings_and_version_changes_invalidate(project: Path, capsys, monkeypatch) -> None:
     check(capsys)
     seen = analyses(monkeypatch)
-    assert check(capsys, "--select", "TU101") == ["./b.py:2:5:TU101"]
+    assert check(capsys, "--select", "TU101") == ["b.py:2:5:TU101"]
     assert seen == ["b.py"]  # re-analysed; a.py has no TU101 trigger word and is not parsed at all
     seen.clear()
     monkeypatch.setattr(torchup.cache, "__version__", "9.9.9")
@@ -119,7 +119,7 @@ def test_tampered_entry_is_not_trusted(project: Path, capsys, monkeypatch) -> No
     for entry in document["files"].values():
         entry["diagnostics"] = [{"garbage": True}]
     cache_file(project).write_text(json.dumps(document))
-    assert check(capsys) == ["./a.py:2:8:TU103", "./b.py:2:5:TU101"]
+    assert check(capsys) == ["a.py:2:8:TU103", "b.py:2:5:TU101"]
 
 
 def test_no_cache_neither_reads_nor_writes(project: Path, capsys) -> None:
@@ -167,7 +167,7 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(project: Pat
     (project / "new").write_text(QR.replace("qr", "xy"))
     os.utime(project / "new", ns=(info.st_atime_ns, info.st_mtime_ns))
     os.replace(project / "new", project / "a.py")
-    assert check(capsys) == ["./b.py:2:5:TU101"]  # (the cached finding in a.py would be stale)
+    assert check(capsys) == ["b.py:2:5:TU101"]  # (the cached finding in a.py would be stale)
 
 
 def test_a_file_written_just_before_the_run_is_hashed_until_it_settles(project: Path, capsys, monkeypatch) -> None:
@@ -179,7 +179,7 @@ def test_a_file_written_just_before_the_run_is_hashed_until_it_settles(project: 
     original = torchup.cache.digest
     monkeypatch.setattr(torchup.cache, "digest", lambda raw: hashed.append(1) or original(raw))
     seen = analyses(monkeypatch)
-    assert check(capsys) == ["./a.py:2:8:TU103", "./b.py:2:5:TU101"]
+    assert check(capsys) == ["a.py:2:8:TU103", "b.py:2:5:TU101"]
     assert len(hashed) == 3 and seen == []
     monkeypatch.setattr(torchup.replay, "SETTLE_SECONDS", -3600.0)  # as if the files were old now
     check(capsys)
@@ -187,3 +187,16 @@ def test_a_file_written_just_before_the_run_is_hashed_until_it_settles(project: 
     assert not any(entry["racy"] for entry in json.loads(cache_file(project).read_text())["files"].values())
     check(capsys)
     assert len(hashed) == 6 and seen == []
+
+
+def test_another_spelling_of_the_same_files_reads_the_cache(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch
+) -> None:
+    """Paths are shown relative to the cwd; the cache keys on absolute paths, so `.` and the
+    absolute path of the same tree share entries (and print alike)."""
+    first = check(capsys)
+    seen = analyses(monkeypatch)
+    main(["check", "--output-format", "concise", "-q", str(project)])
+    out = capsys.readouterr().out
+    assert sorted(line.split()[0] + line.split()[1] for line in out.splitlines() if ": TU" in line) == first
+    assert seen == []

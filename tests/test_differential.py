@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ import pytest
 
 from differential.envs import ensure_env
 from helpers import fix
+from torchup.facts import FACTS
 from torchup.rules import all_rules
 
 PROBE = Path(__file__).parent / "differential" / "probe.py"
@@ -86,7 +89,11 @@ def test_examples_exist() -> None:
 
 @pytest.mark.parametrize("case", sorted(EXAMPLES))
 def test_fixed_code_on_2_14_matches_original_on_2_13(runs: dict[str, dict[str, Any]], case: str) -> None:
-    old, new = runs["old"][case], runs["new"][case]
+    assert_same_results(case, runs["old"][case], runs["new"][case])
+
+
+def assert_same_results(case: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """What ran under 2.13 computes the same under 2.14, and what raised raises the same error."""
     succeeded = 0
     for variant, before in old.items():
         after = new[variant]
@@ -122,3 +129,49 @@ def test_harness_catches_the_mH_rewrite() -> None:
     variant = "float32-non-hermitian"
     assert old["results"]["c"][variant]["ok"] and new["results"]["c"][variant]["ok"]
     assert strip_floats(old["results"]["c"][variant]["values"]) != strip_floats(new["results"]["c"][variant]["values"])
+
+
+# TU105 fixes some functions gone since torch 1.2, whose originals cannot run on 2.13. torch 1.1.0,
+# the last release that had them, defined each as one call of a function 2.13 still has
+# (torch/functional.py:874, 907; torch/tensor.py:261, 304: the "evidence" in torch_api.json). Each
+# such example, spelled as those definitions, runs under 2.13 against its fix under 2.14.
+LAST_DEFINITIONS = {
+    "TU105-btrifact and btriunpack": """
+        import torch
+        LU, pivots = torch.lu(A, pivot=True, get_infos=False)
+        P, L, U = torch.lu_unpack(LU_data=LU, LU_pivots=pivots, unpack_data=True, unpack_pivots=True)
+        """,
+    "TU105-methods of an evident tensor": """
+        import torch
+        M = torch.as_tensor(A)
+        LU, pivots, info = torch._lu_with_info(M, pivot=True, check_errors=False)
+        U = M.cholesky(upper=True)
+        """,
+}
+TU105_EXAMPLES = {
+    f"{rule.code}-{example.title}": example for rule in all_rules() if rule.code == "TU105" for example in rule.examples
+}
+_GONE = sorted({name.rsplit(".", 1)[1] for name, facts in FACTS["removed"].items() if facts.get("absent")})
+ABSENT = re.compile(rf"\b({'|'.join(_GONE)})\b")
+
+
+def test_every_fix_of_a_long_gone_function_has_its_last_definition() -> None:
+    unproven = [case for case, example in TU105_EXAMPLES.items()
+                if example.fixed and ABSENT.search(example.source) and case not in LAST_DEFINITIONS]
+    assert not unproven and set(LAST_DEFINITIONS) <= set(TU105_EXAMPLES), unproven
+
+
+@pytest.fixture(scope="module")
+def last_definition_runs() -> dict[str, dict[str, Any]]:
+    fixed = {case: fix(TU105_EXAMPLES[case].source, unsafe=True, select=["TU105"]) for case in LAST_DEFINITIONS}
+    assert all(fixed[case] == TU105_EXAMPLES[case].fixed for case in LAST_DEFINITIONS)
+    old = probe(ensure_env("2.13.0"), {case: textwrap.dedent(source) for case, source in LAST_DEFINITIONS.items()})
+    new = probe(ensure_env("2.14.1"), fixed)
+    return {"old": old["results"], "new": new["results"]}
+
+
+@pytest.mark.parametrize("case", sorted(LAST_DEFINITIONS))
+def test_fix_on_2_14_matches_the_last_definition_on_2_13(
+    last_definition_runs: dict[str, dict[str, Any]], case: str
+) -> None:
+    assert_same_results(case, last_definition_runs["old"][case], last_definition_runs["new"][case])

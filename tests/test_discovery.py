@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from torchup.cli import main
+from torchup.discovery import display_path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FINDING = b"import torch\nQ, R = torch.qr(A)\n"
@@ -275,3 +276,58 @@ def test_subprocess_walk_respects_gitignore_and_excludes(tmp_path, extra):
     assert result.returncode == 1, result.stderr
     paths = sorted(Path(f["path"]).relative_to(tmp_path).as_posix() for f in json.loads(result.stdout))
     assert paths == ["main.py", "stub.pyi"]
+
+
+# -- how paths are shown ---------------------------------------------------------------------------
+
+
+def shown(capsys, *args: str) -> list[str]:
+    """The paths the concise report shows, in order."""
+    main(["check", "--output-format", "concise", "--no-cache", *args])
+    return [line.split(":", 1)[0] for line in capsys.readouterr().out.splitlines() if ": TU103" in line]
+
+
+def test_paths_show_one_form_relative_to_the_cwd(capsys, tmp_path, monkeypatch):
+    """`./a.py` beside `sub/b.py` was two spellings; like ruff, every path is relative to the cwd."""
+    make_tree(tmp_path, "a.py", "sub/b.py")
+    monkeypatch.chdir(tmp_path)
+    assert shown(capsys, ".") == ["a.py", "sub/b.py"]
+    assert shown(capsys, "./a.py", "sub/../sub/b.py") == ["a.py", "sub/b.py"]
+    assert shown(capsys, str(tmp_path)) == ["a.py", "sub/b.py"]
+    assert shown(capsys, ".", "sub/b.py", "./a.py") == ["a.py", "sub/b.py"]  # each file once
+    main(["check", "--output-format", "json", "--no-cache", "./sub"])
+    assert [f["path"] for f in json.loads(capsys.readouterr().out)] == ["sub/b.py"]
+
+
+def test_a_path_outside_the_cwd_is_absolute(capsys, tmp_path, monkeypatch):
+    make_tree(tmp_path, "a.py", "sub/b.py")
+    monkeypatch.chdir(tmp_path / "sub")
+    # The files under the cwd stay relative even when reached from above it.
+    assert shown(capsys, "..") == [str(tmp_path / "a.py"), "b.py"]
+    assert shown(capsys, "../a.py", "nothing.py") == [str(tmp_path / "a.py")]
+    assert capsys.readouterr().out == ""
+    main(["check", "--output-format", "concise", "--no-cache", "../missing.py"])
+    assert f"{tmp_path / 'missing.py'}:1:1: TU000" in capsys.readouterr().out
+
+
+def test_display_path_keeps_a_parent_of_a_symbolic_link(tmp_path):
+    """`link/..` is the link target's parent, not the cwd: the text alone cannot undo it."""
+    make_tree(tmp_path, "real/deep/x.py", "cwd/y.py")
+    (tmp_path / "cwd" / "link").symlink_to(tmp_path / "real" / "deep")
+    cwd = str(tmp_path / "cwd")
+    assert display_path("link/../deep/x.py", cwd) == "link/../deep/x.py"
+    assert display_path("y.py", cwd) == display_path("./y.py", cwd) == display_path(f"{cwd}/y.py", cwd) == "y.py"
+    assert display_path(".", cwd) == display_path(cwd, cwd) == "."
+    assert display_path("../real", cwd) == str(tmp_path / "real")
+    assert display_path("/", cwd) == "/"
+
+
+def test_sarif_stays_repository_relative_from_a_subdirectory(capsys, tmp_path, monkeypatch):
+    """The display form is not what SARIF names: %SRCROOT% is the repository root."""
+    make_git_repo(tmp_path, "")
+    make_tree(tmp_path, "a.py", "sub/b.py")
+    monkeypatch.chdir(tmp_path / "sub")
+    main(["check", "--output-format", "sarif", "--no-cache", ".."])
+    results = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    locations = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in results]
+    assert sorted((loc["uri"], loc["uriBaseId"]) for loc in locations) == [("a.py", "%SRCROOT%"), ("sub/b.py", "%SRCROOT%")]

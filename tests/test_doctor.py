@@ -6,6 +6,7 @@ Simulated machines are ``Environment`` dataclasses built here; no GPU is needed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -261,8 +262,163 @@ def test_installed_torch_is_compared_with_the_target():
     report = diagnose(machine(gpus=(nvidia("8.9"),), packages=cpu_torch), MATRIX, "2.14")
     torch = checks_of(report, "torch")[0]
     assert torch.verdict == WARN and "does not use this machine's GPU" in torch.reason
+    assert "older than the target, torch 2.14" in torch.reason and report.plan.variant == "cu130"
     same = {"torch": Package("torch", "2.14.1", "cu130", "torch/version.py")}
     assert verdict(diagnose(machine(gpus=(nvidia("8.9"),), packages=same), MATRIX, "2.14"), "torch") == OK
+
+
+# The installed torch: fits (nothing to install) or not (and why) ----------------------------------------------
+
+
+def torch_pkg(version: str, variant: str | None = None, how: str = "") -> dict[str, Package]:
+    if variant is not None and not how:
+        how = "version label" if "+" in version else "torch/version.py"
+    return {"torch": Package("torch", version, variant, how)}
+
+
+def test_the_package_index_cuda_build_fits_a_machine_without_gpu():
+    """Issue 24: torch 2.14.1 from PyPI (its cu130 build) on a GPU-less machine, --target 2.14."""
+    report = diagnose(machine(packages=torch_pkg("2.14.1", "cu130")), MATRIX, "2.14")
+    assert report.installed.fits and report.nothing_to_install and report.exit_code == 0
+    assert report.plan is None and report.alternative is None
+    torch = checks_of(report, "torch")[0]
+    assert torch.verdict == OK
+    assert torch.reason == "torch 2.14.1 (cu130 build, from the package index) is installed and fits: nothing to install"
+    # the checks are about the build that is there, and a CUDA build on a machine without GPU is no warning
+    assert report.variant == "cu130" and verdict(report, "gpu") == OK and not report.warnings
+    text = rendered(report)
+    assert "Install:" not in text and "alternative" not in text.lower() and "No build of torch" not in text
+    assert ("Nothing to install: torch 2.14.1 (cu130 build, from the package index) is installed and fits torch 2.14"
+            in " ".join(text.split()))
+    assert text.startswith("torchup doctor: torch 2.14.1 (target 2.14) on this machine: the installed torch 2.14.1 "
+                           "fits")
+    assert "Result: ready, nothing to install: 0 error(s), 0 warning(s) (exit 0)" in text
+    data = json.loads(render_json(report, MATRIX))
+    assert data["nothing_to_install"] is True and data["plan"] is None and data["alternative"] is None
+    assert data["installed"] == {"torch": "2.14.1", "variant": "cu130", "index": "pypi", "fits": True, "why": None}
+
+
+@pytest.mark.parametrize(("env", "target", "accelerator", "label"), [
+    (machine(packages=torch_pkg("2.14.1+cu130", "cu130")), "2.14", None, "torch 2.14.1+cu130 (from the PyTorch index)"),
+    (machine(packages=torch_pkg("2.14.1+cpu", "cpu")), "2.14", None, "torch 2.14.1+cpu (from the PyTorch index)"),
+    (machine(packages=torch_pkg("2.14.1", "cu130")), "2.14", "cu130", "torch 2.14.1 (cu130 build, from the package "
+     "index)"),
+    (machine(gpus=(nvidia("8.6"),), packages=torch_pkg("2.14.1+cu126", "cu126")), "2.14", None,
+     "torch 2.14.1+cu126 (from the PyTorch index)"),  # not the default build, but it has sm_86 kernels
+    (machine(gpus=(nvidia("6.1"),), packages=torch_pkg("2.14.1+cu126", "cu126")), "2.14", None,
+     "torch 2.14.1+cu126 (from the PyTorch index)"),
+    (machine(gpus=(nvidia("9.0"),), packages=torch_pkg("2.15.0", "cu132")), "2.15", None,
+     "torch 2.15.0 (cu132 build, from the package index)"),
+    (machine("macos-arm64", gpus=(Gpu("apple", "M4"),), packages=torch_pkg("2.14.1", "cpu")), "2.14", None,
+     "torch 2.14.1 (mps build)"),  # the macOS wheel's version.py names no GPU runtime
+    (machine(gpus=(Gpu("amd", "AMD GPU gfx942", "gfx942"),), packages=torch_pkg("2.14.1+rocm7.14", "rocm7.14")),
+     "2.14", None, "torch 2.14.1+rocm7.14 (from the PyTorch index)"),
+])
+def test_an_installed_build_that_fits_needs_nothing(env, target, accelerator, label):
+    report = diagnose(env, MATRIX, target, accelerator)
+    assert report.nothing_to_install and report.plan is None and report.alternative is None, report.installed
+    assert report.exit_code == 0 and checks_of(report, "torch")[0].reason.startswith(f"{label} is installed and fits: "
+                                                                                     "nothing to install")
+    assert json.loads(render_json(report, MATRIX))["nothing_to_install"] is True
+    assert "Nothing to install" in rendered(report)
+
+
+@pytest.mark.parametrize(("env", "target", "accelerator", "why", "torch_verdict", "variant"), [
+    (machine(packages=torch_pkg("2.14.0", "cu130")), "2.14", None,
+     "an older patch than 2.14.1, the newest of torch 2.14", OK, "cpu"),
+    (machine(packages=torch_pkg("2.13.0+cpu", "cpu")), "2.14", None, "older than the target, torch 2.14", OK, "cpu"),
+    (machine(packages=torch_pkg("2.15.0", "cu132")), "2.14", None, "newer than the target, torch 2.14", WARN, "cpu"),
+    (machine(packages=torch_pkg("2.15.0a0+git1234", "git1234")), "2.15", None,
+     "2.15.0a0 is not a release (a pre-release or a source build?)", WARN, "cpu"),
+    (machine(gpus=(nvidia("8.6"),), packages=torch_pkg("2.14.1+cpu", "cpu")), "2.14", None,
+     "it does not use this machine's GPU, GPU (sm_86, Ampere)", WARN, "cu130"),
+    (machine(gpus=(nvidia("6.1"),), packages=torch_pkg("2.14.1", "cu130")), "2.14", None,
+     "it has no kernels for GPU (sm_61, Pascal)", WARN, "cu126"),
+    (machine(gpus=(Gpu("amd", "AMD GPU gfx942", "gfx942"),), packages=torch_pkg("2.14.1", "cu130")), "2.14", None,
+     "it does not use this machine's GPU, AMD GPU gfx942", WARN, "rocm7.14"),
+    (machine(packages=torch_pkg("2.14.1", "cu130")), "2.14", "cpu", "--accelerator asks for the cpu build", OK, "cpu"),
+    (machine(gpus=(nvidia("8.6"),), packages=torch_pkg("2.14.1")), "2.14", None,
+     "its build is not known from its metadata (--import-torch reads it), so whether it uses GPU (sm_86, Ampere) "
+     "cannot be told", WARN, "cu130"),
+    (machine(gpus=(nvidia("8.6"),), packages=torch_pkg("2.15.0+cu130", "cu130")), "2.15", None,
+     "the data does not know whether its kernels run on GPU (sm_86, Ampere)", WARN, "cu132"),
+])
+def test_an_installed_build_that_does_not_fit_is_replaced_and_says_why(env, target, accelerator, why, torch_verdict,
+                                                                       variant):
+    report = diagnose(env, MATRIX, target, accelerator)
+    assert not report.installed.fits and not report.nothing_to_install
+    torch = checks_of(report, "torch")[0]
+    assert torch.verdict == torch_verdict and "is installed but does not fit: " + why in torch.reason, torch.reason
+    assert report.plan is not None and report.plan.variant == variant
+    data = json.loads(render_json(report, MATRIX))
+    assert data["installed"]["fits"] is False and data["installed"]["why"] == why and not data["nothing_to_install"]
+    assert "Install: " in rendered(report)
+
+
+def test_replacing_the_same_version_of_another_build_forces_the_reinstall():
+    """pip and uv keep an installed 2.14.1+cpu for torch==2.14.1 (the local label matches), so the swap is forced."""
+    report = diagnose(machine(gpus=(nvidia("8.6"),), packages=torch_pkg("2.14.1+cpu", "cpu")), MATRIX, "2.14")
+    assert report.plan.pip == "python -m pip install torch==2.14.1 --force-reinstall"
+    assert report.plan.uv == "uv pip install torch==2.14.1 --torch-backend=cu130 --reinstall-package torch"
+    assert "forced over the installed torch 2.14.1" in report.plan.summary
+    report = diagnose(machine(packages=torch_pkg("2.14.1", "cu130")), MATRIX, "2.14", "cpu")
+    assert report.plan.pip.endswith("--index-url https://download.pytorch.org/whl/cpu --force-reinstall")
+    assert report.alternative.variant == "cu130" and "--force-reinstall" not in report.alternative.pip
+    assert report.alternative_label == "verified alternative, the build installed now"
+    older = diagnose(machine(packages=torch_pkg("2.14.0", "cu130")), MATRIX, "2.14")  # the version moves anyway
+    assert "--force-reinstall" not in older.plan.pip and "reinstall" not in older.plan.uv
+
+
+def test_a_cpu_build_fits_a_gpu_no_build_of_the_target_supports():
+    report = diagnose(machine(gpus=(nvidia("6.1"),), packages=torch_pkg("2.15.0+cpu", "cpu")), MATRIX, "2.15")
+    assert report.nothing_to_install and report.exit_code == 0
+    assert "torch 2.14's cu126 build does" in checks_of(report, "torch")[0].reason
+    assert verdict(report, "gpu") == WARN  # the GPU stays unused, and the report says so
+    cuda = diagnose(machine(gpus=(nvidia("6.1"),), packages=torch_pkg("2.15.0", "cu132")), MATRIX, "2.15")
+    assert not cuda.installed.fits and cuda.exit_code == 1 and cuda.alternative.variant == "cu126"
+    assert "has no kernels for GPU (sm_61, Pascal); see below" in checks_of(cuda, "torch")[0].reason
+
+
+def test_a_fitting_torch_with_torchvision_to_move_installs_torchvision_only():
+    packages = {**torch_pkg("2.14.1", "cu130"), "torchvision": Package("torchvision", "0.28.0")}
+    report = diagnose(machine(packages=packages), MATRIX, "2.14")
+    assert report.installed.fits and not report.nothing_to_install and report.alternative is None
+    assert "only torchvision must move with it" in checks_of(report, "torch")[0].reason
+    assert report.plan.pip == "python -m pip install torch==2.14.1 torchvision==0.29.2"  # torch stays as it is
+    matching = {**torch_pkg("2.14.1", "cu130"), "torchvision": Package("torchvision", "0.29.2")}
+    report = diagnose(machine(packages=matching), MATRIX, "2.14")
+    assert report.nothing_to_install and "the installed 0.29.2 goes with it" in checks_of(report, "torchvision")[1].reason
+
+
+def test_a_later_patch_or_an_unknown_build_without_gpu_fits():
+    later = diagnose(machine(packages=torch_pkg("2.14.2", "cu130")), MATRIX, "2.14")
+    assert later.nothing_to_install and "a later patch than 2.14.1" in checks_of(later, "torch")[0].reason
+    unknown = diagnose(machine(packages=torch_pkg("2.14.1")), MATRIX, "2.14")
+    assert unknown.nothing_to_install and unknown.variant is None and "any build of it runs on the CPU" in \
+        checks_of(unknown, "torch")[0].reason
+    runtime = dataclasses.replace(machine(gpus=(nvidia("8.6"),), packages=torch_pkg("2.14.1")),
+                                  torch_runtime={"version": "2.14.1", "cuda": "13.0"})
+    assert diagnose(runtime, MATRIX, "2.14").nothing_to_install  # --import-torch told the build
+
+
+def test_what_if_python_or_platform_does_not_judge_the_installed_torch():
+    env = dataclasses.replace(machine(packages=torch_pkg("2.14.1", "cu130")), packages_checked=False,
+                              simulated=("python",))
+    report = diagnose(env, MATRIX, "2.14")
+    assert report.installed is None and report.plan is not None
+    assert json.loads(render_json(report, MATRIX))["installed"] is None
+
+
+def test_doctor_cli_says_nothing_to_install(capsys, monkeypatch):
+    env = machine(executable="/opt/py/bin/python3", packages=torch_pkg("2.14.1", "cu130"))
+    monkeypatch.setattr(probes_module, "detect", lambda timeout=3.0, import_torch_too=False: env)
+    code, out, _ = run_main(capsys, "--target", "2.14")
+    assert code == 0 and "Nothing to install" in out and "Install:" not in out and " pip " not in out
+    code, out, _ = run_main(capsys, "--target", "2.14", "--output-format", "json")
+    assert code == 0 and json.loads(out)["nothing_to_install"] is True
+    code, out, _ = run_main(capsys, "--target", "2.14", "--gpu-arch", "6.1")  # what if: a Pascal GPU here
+    flat = " ".join(out.split())
+    assert code == 0 and "it has no kernels for simulated NVIDIA GPU (sm_61, Pascal)" in flat and "cu126" in out
 
 
 # Combinations that have no build: a clear message, the nearest that works ----------------------------------
@@ -377,8 +533,31 @@ def test_doctor_is_reached_through_the_torchup_cli(capsys, this_machine):
 def test_unverified_is_printed_for_unverified_facts(capsys, this_machine):
     code, out, _ = run_main(capsys)  # 2.15 cpu: the facts verify only 2.15's CUDA 13.2 build
     assert code == 0
-    assert "[unverified]" in out and "torch 2.15 has a cpu build (the facts verify only the CUDA 13.2 build" in out
-    assert "Verified alternative: torch 2.14.1, CUDA 13.0 build (cu130)" in out
+    assert "[unverified]" in out and "Verified alternative: torch 2.14.1, CUDA 13.0 build (cu130)" in out
+    # by default one line counts them; --verbose lists them, with their sources
+    count = len(json.loads(run_main(capsys, "--output-format", "json")[1])["unverified_facts"])
+    assert count > 1
+    assert f"\n{count} facts behind this report are unverified (marked [unverified]); --verbose lists them\n" in out
+    assert "Unverified facts behind this report" not in out and "sources:" not in out
+    for flag in ("--verbose", "-v"):
+        code, verbose, _ = run_main(capsys, flag)
+        assert code == 0 and "--verbose lists them" not in verbose
+        assert "Unverified facts behind this report (marked so in the data" in verbose and "  sources:" in verbose
+        assert "torch 2.15 has a cpu build (the facts verify only the CUDA 13.2 build" in verbose
+        listed = verbose.split("Unverified facts behind this report")[1].split("  sources:")[0]
+        assert listed.count("\n  - ") == count
+
+
+def test_one_unverified_fact_is_counted_in_the_singular():
+    report = diagnose(machine(python="3.15.0"), MATRIX, "2.14", "cu130")  # 3.15 wheels: only the index says so
+    text = render_text(report, MATRIX)
+    assert "\n1 fact behind this report is unverified (marked [unverified]); --verbose lists them\n" in text
+    assert "releases.2.14.python.pytorch_index[0]" in render_text(report, MATRIX, verbose=True)
+
+
+def test_help_lists_verbose(capsys, this_machine):
+    code, out, _ = run_main(capsys, "--help")
+    assert code == 0 and "--verbose" in out
 
 
 # Probes: fake tools on PATH ----------------------------------------------------------------------------------
@@ -520,6 +699,8 @@ def _dist(site: Path, name: str, version: str, requires: str = "", files: dict[s
      "rocm7.14", "torch/version.py"),
     ("2.14.1", "Requires-Dist: cuda-toolkit[cublas]==13.0.3; platform_system == \"Linux\"\n", None, "cu130",
      "CUDA dependency"),
+    ("2.14.1", "", {"torch/version.py": "__version__ = '2.14.1'\ncuda: Optional[str] = None\nhip = None\nxpu = None\n"},
+     "cpu", "torch/version.py"),  # the macOS and Windows wheels on PyPI: no label, no GPU runtime
     ("2.14.1", "", None, None, ""),
 ])
 def test_installed_variant_from_metadata_without_importing(tmp_path, monkeypatch, version, requires, files, variant,
@@ -560,6 +741,28 @@ def test_this_machine_is_linux_x86_64_python_311_without_gpu():
     assert env["gpus"] == [] and not env["free_threaded"]
     assert {p["name"]: p["status"] for p in env["probes"]}["nvidia-smi"] == "not found"
     assert result.returncode == data["exit_code"] and result.returncode in (0, 1)
+
+
+TORCH_ENVS = Path(os.environ.get("TORCHUP_TORCH_ENVS", Path.home() / ".cache" / "torchup" / "envs"))
+REAL_214 = TORCH_ENVS / "torch-2.14.1"
+
+
+@pytest.mark.skipif(not (REAL_214 / ".torchup-ready").exists(), reason="no venv with the real torch 2.14.1 (the "
+                    "differential tests make it: tests/differential/envs.py)")
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="a machine with an NVIDIA GPU")
+def test_a_real_torch_214_from_the_package_index_needs_nothing():
+    """Issue 24 on the real wheel: pip's torch 2.14.1 (its cu130 build, read from its metadata) on this GPU-less
+    machine fits --target 2.14; doctor reads the metadata only, so this is quick."""
+    python = REAL_214 / "bin" / "python"
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    result = subprocess.run([str(python), "-m", "torchup.doctor", "--target", "2.14", "--output-format", "json"],
+                            capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60, check=False)
+    data = json.loads(result.stdout)
+    assert result.returncode == 0 and data["nothing_to_install"] is True, result.stdout
+    assert data["installed"]["fits"] and data["installed"]["variant"] == "cu130" and data["plan"] is None
+    text = subprocess.run([str(python), "-m", "torchup.doctor", "--target", "2.14"], capture_output=True, text=True,
+                          env=env, cwd=REPO_ROOT, timeout=60, check=False).stdout
+    assert "is installed and fits: nothing to install" in text and "Install:" not in text
 
 
 def test_python_m_torchup_doctor_module():

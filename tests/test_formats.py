@@ -262,7 +262,7 @@ def test_sarif_result_level_follows_the_finding_severity() -> None:
         (CODE, None),
         ("import torch\nfrom torch import cholesky\ny = cholesky(A)\n", None),  # removes an import
         ("from torch import qr\nq = qr(A)\n", None),  # removes one import and adds another
-        ("import torch\ny = torch.clamp(x, 0, 1)\n", ["TU201"]),  # adds `import torchup.compat`
+        ("import torch\ny = torch.clamp(x, lo, hi)\n", ["TU201"]),  # adds `import torchup.compat`
         ('import torch\ns = "é€😀"; L = torch.cholesky(A)\r\nQ = torch.qr(A)\r\n', None),  # non-ASCII, CRLF
     ],
 )

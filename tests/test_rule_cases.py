@@ -177,6 +177,67 @@ def test_removed_linalg_method_only_on_evident_tensors() -> None:
     assert codes("import torch\nX = solver.solve(B)\n", select=["TU105"]) == []
 
 
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("torch.btrifact(A)", "torch.linalg.lu_factor(A)"),
+        ("torch.btrifact(A, pivot=p)", "torch.linalg.lu_factor(A, pivot=p)"),
+        ("torch.btrifact_with_info(A)", "torch.linalg.lu_factor_ex(A)"),
+        ("torch.btriunpack(LU, piv)", "torch.lu_unpack(LU, piv)"),
+        ("torch.btriunpack(LU_data=LU, LU_pivots=piv)", "torch.lu_unpack(LU, piv)"),
+        ("torch.Tensor.potrf(A)", "torch.linalg.cholesky(A, upper=True)"),
+        ("torch.eye(3).btrifact()", "torch.linalg.lu_factor(torch.eye(3))"),
+        ("torch.eye(3).potrs(u, upper=False)", "torch.cholesky_solve(torch.eye(3), u)"),
+        ("torch.eye(3).potri()", "torch.cholesky_inverse(torch.eye(3), upper=True)"),
+        ("torch.eye(3).symeig(eigenvectors=True)", 'torch.linalg.eigh(torch.eye(3), UPLO="U")'),
+        ("torch.eye(3).gesv(A)[0]", "torch.linalg.solve(A, torch.eye(3))"),
+        ("(torch.eye(3) + 1).btrifact(pivot=False)", "torch.linalg.lu_factor(torch.eye(3) + 1, pivot=False)"),
+    ],
+)
+def test_removed_linalg_1x_unsafe_fixes(call: str, expected: str) -> None:
+    code = f"import torch\nresult = {call}\n"
+    assert fix(code) == code
+    assert fix(code, unsafe=True) == f"import torch\nresult = {expected}\n"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "torch.btrifact(A, True)",  # 1.0's second parameter was info=, 1.1's pivot=
+        "torch.btrifact(A, out=(LU, piv))",
+        "torch.btriunpack(LU, piv, unpack_data=False)",  # None then, empty tensors now
+        "torch.btrisolve(b, LU, piv)",
+        "torch.gels(B, A)",
+        "torch.pstrf(A)",
+        "torch.eye(3).trtrs(A)",
+        "torch.eye(3).symeig(eigenvectors=True, out=o)",
+        "x.btrifact()",  # not evidently a tensor: reported, never rewritten
+    ],
+)
+def test_removed_linalg_1x_guidance_only(call: str) -> None:
+    code = f"import torch\ndef f(x):\n    return {call}\n"
+    (finding,) = check(code, select=["TU105"])
+    assert finding.fix is None and finding.help
+    assert "removed in torch 1." in finding.message or "removed in torch 2.0" in finding.message
+
+
+def test_removed_linalg_message_names_release_and_replacement() -> None:
+    (function,) = check("import torch\nP, L, U = torch.btriunpack(LU, piv)\n", select=["TU105"])
+    assert function.message == (
+        "`torch.btriunpack` is removed in torch 1.2 (AttributeError in 2.13 and 2.14); use `torch.lu_unpack`"
+    )
+    (method,) = check("import torch\ndef f(x):\n    return x.btrisolve(LU, piv)\n", select=["TU105"])
+    assert method.message.endswith("use `torch.linalg.lu_solve` if the receiver is a tensor")
+    (stub,) = check("import torch\nw = torch.eig(A)\n", select=["TU105"])
+    assert "removed in torch 1.13 (only a stub that raises" in stub.message
+
+
+def test_removed_linalg_common_method_names_need_an_evident_tensor() -> None:
+    """`solve`, `eig`, `lstsq`, `symeig` are other libraries' method names too; the LAPACK-era ones are not."""
+    code = "import torch\ndef f(x, b):\n    return x.solve(b), x.eig(), x.lstsq(b), x.symeig(), x.gesv(b), x.potrf()\n"
+    assert [f.message.split("`")[1] for f in check(code, select=["TU105"])] == ["Tensor.gesv()", "Tensor.potrf()"]
+
+
 # -- TU110 -------------------------------------------------------------------------------------------
 def test_use_cuda_variable_and_parameter_are_not_findings() -> None:
     code = """

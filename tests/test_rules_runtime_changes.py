@@ -152,16 +152,34 @@ def test_tu201_is_off_by_default_and_a_warning() -> None:
 @pytest.mark.parametrize(
     ("code", "fixed"),
     [
+        # A bound that is evidently a number: torch alone.
         ("import torch\ny = torch.clamp(A, 0, 1)\n",
-         'import torch\nimport torchup.compat\ny = torchup.compat.clamp(A, 0, 1, boundary_grad="legacy")\n'),
+         "import torch\ny = torch.where((A >= 0) & (A <= 1), A, torch.clamp(A, 0, 1).detach())\n"),
+        ("import torch\ny = torch.clamp(input=A, min=0)\n",
+         "import torch\ny = torch.where(A >= 0, A, torch.clamp(input=A, min=0).detach())\n"),
+        ("import torch\ny = torch.Tensor.clamp(A, None, 1.0)\n",
+         "import torch\ny = torch.where(A <= 1.0, A, torch.Tensor.clamp(A, None, 1.0).detach())\n"),
+        ("from torch import clamp_min\ny = clamp_min(A, -1e-3)\n",
+         "from torch import clamp_min\nimport torch\ny = torch.where(A >= -1e-3, A, clamp_min(A, -1e-3).detach())\n"),
+        ("import torch\neps = 1e-3\ndef f(self):\n    return self.w.clamp(-eps, 1 - eps)\n",
+         "import torch\neps = 1e-3\ndef f(self):\n"
+         "    return torch.where((self.w >= -eps) & (self.w <= 1 - eps), self.w, self.w.clamp(-eps, 1 - eps).detach())\n"),
+        ("import torch\ndef f(x, lo: float, hi):\n    return x.clamp_max(lo * 2)\n",
+         "import torch\ndef f(x, lo: float, hi):\n    return torch.where(x <= lo * 2, x, x.clamp_max(lo * 2).detach())\n"),
+        ("import torch\ntop = A.max().item()\ny = torch.clamp(A, top, hi)\n",  # torch takes `hi` as a number too
+         "import torch\ntop = A.max().item()\ny = torch.where((A >= top) & (A <= hi), A, torch.clamp(A, top, hi).detach())\n"),
+        # Bounds that may be tensors, or an input evaluated once: torchup.compat.
         ("import torch as th\ny = th.clip(A, min=lo)\n",
          'import torch as th\nimport torchup.compat\ny = torchup.compat.clamp(A, min=lo, boundary_grad="legacy")\n'),
-        ("import torch\ny = (A + 1).clamp(max=hi,)\n",
-         'import torch\nimport torchup.compat\ny = torchup.compat.clamp(A + 1, max=hi, boundary_grad="legacy",)\n'),
-        ("import torch\nimport torchup.compat\ny = torch.clamp(A, 0, 1)\n",
-         'import torch\nimport torchup.compat\ny = torchup.compat.clamp(A, 0, 1, boundary_grad="legacy")\n'),
-        ("import torch\nimport torchup as tu\ny = torch.clamp(A, 0, 1)\n",
-         'import torch\nimport torchup as tu\nimport torchup.compat\ny = tu.compat.clamp(A, 0, 1, boundary_grad="legacy")\n'),
+        ("import torch\ny = (A + 1).clamp(max=1,)\n",
+         'import torch\nimport torchup.compat\ny = torchup.compat.clamp(A + 1, max=1, boundary_grad="legacy",)\n'),
+        ("import torch\nlo = 0.5\nlo = torch.zeros(3)\ny = torch.clamp(A, lo, hi)\n",
+         'import torch\nimport torchup.compat\nlo = 0.5\nlo = torch.zeros(3)\n'
+         'y = torchup.compat.clamp(A, lo, hi, boundary_grad="legacy")\n'),
+        ("import torch\nimport torchup.compat\ny = torch.clamp(A, lo, hi)\n",
+         'import torch\nimport torchup.compat\ny = torchup.compat.clamp(A, lo, hi, boundary_grad="legacy")\n'),
+        ("import torch\nimport torchup as tu\ny = torch.clamp(A, lo, hi)\n",
+         'import torch\nimport torchup as tu\nimport torchup.compat\ny = tu.compat.clamp(A, lo, hi, boundary_grad="legacy")\n'),
     ],
 )
 def test_tu201_unsafe_fix(code: str, fixed: str) -> None:
@@ -170,19 +188,46 @@ def test_tu201_unsafe_fix(code: str, fixed: str) -> None:
     assert all(d.fix is None or d.fix.applicability is Applicability.UNSAFE for d in check(code, ["TU201"]))
 
 
+def test_tu201_says_which_fix_adds_a_dependency() -> None:
+    """The torchup.compat fix says it makes torchup a run-time dependency; the torch-only one says torch only."""
+    inline, compat = check("import torch\ny = torch.clamp(A, 0, 1)\nz = torch.clamp(A, lo, hi)\n", ["TU201"])
+    assert inline.fix is not None and compat.fix is not None
+    assert "torch only" in inline.fix.message and "torchup" not in inline.fix.message
+    assert "adds a run-time dependency on torchup (`torchup.compat`)" in compat.fix.message
+    assert [r.module for r in compat.fix.imports] == ["torchup.compat"] and not inline.fix.imports
+    assert "torch.where(" in (inline.help or "") and "run-time dependency on torchup" in (inline.help or "")
+
+
+def test_tu201_fix_summary_names_the_dependency(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`torchup fix` ends by naming the files that now import torchup.compat (and only those)."""
+    (tmp_path / "a.py").write_text("import torch\ny = torch.clamp(A, lo, hi)\nh = torch.ones(3)\nz = h.clip(lo)\n")
+    (tmp_path / "b.py").write_text("import torch\ny = torch.clamp(A, 0, 1)\n")
+    code = main(["fix", "--unsafe-fixes", "--select", "TU201", "--no-cache", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "2 fixes added `import torchup.compat`: torchup is now a run-time dependency of " in out
+    line = next(line for line in out.splitlines() if "run-time dependency" in line)
+    assert "a.py" in line and "b.py" not in line
+    (tmp_path / "c.py").write_text("import torch\ny = torch.clamp(A, 0, 1)\n")
+    main(["fix", "--unsafe-fixes", "--select", "TU201", "--no-cache", str(tmp_path / "c.py")])
+    assert "run-time dependency" not in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     "code",
     [
         "import torch\ntorch.clamp_(A, 0, 1)\n",
-        "import torch\ny = torch.clamp_min(A, 0)\n",
-        "import torch\ny = torch.clamp_max(A, 1)\n",
-        "import torch\nA.clip_(0, 1)\n",
-        "import torch\ny = A.clamp_min_(0)\n",
+        "import torch\ny = torch.clamp_min(A, lo)\n",
+        "import torch\ny = torch.clamp_max(A, hi)\n",
+        "import torch\ny = torch.clamp_max(A.sum(0), 1)\n",  # a number, but the input would be evaluated twice
+        "import torch\nh = torch.ones(3)\nh.clip_(0, 1)\n",
+        "import torch\nh = torch.ones(3)\ny = h.clamp_min_(0)\n",
         "import torch\ntorch.clamp(A, 0, 1, out=o)\n",
-        "import torch\ny = torch.clamp(input=A, min=0)\n",
+        "import torch\ny = torch.clamp(input=A, min=lo)\n",
         "import torch\ny = torch.clamp(A, **bounds)\n",
-        "import torch\ny = torch.Tensor.clamp(A, 0, 1)\n",
-        "import torch\ntorchup = None\ny = torch.clamp(A, 0, 1)\n",  # `import torchup.compat` would rebind it
+        "import torch\ny = torch.Tensor.clamp(A, lo, hi)\n",
+        "import torch\ntorchup = None\ny = torch.clamp(A, lo, hi)\n",  # `import torchup.compat` would rebind it
+        "import torch\ntorchup = None\ny = torch.clamp(A, hi.item(), 1)\n",  # nor torch alone: `.item()` runs once
     ],
 )
 def test_tu201_reported_without_fix(code: str) -> None:
@@ -198,6 +243,8 @@ def test_tu201_reported_without_fix(code: str) -> None:
         "import torch\nclass Box:\n    def clamp(self, lo):\n        return self\n    def g(self):\n        return self.clamp(0)\n",
         "import numpy\ny = x.clamp(0, 1)\n",  # no torch in the file
         "import torch\nimport torch.nn.functional as F\ny = F.hardtanh(A, 0.0, 1.0)\n",
+        "import torch\ny = torch.clamp(A, 0, 1).detach()\n",  # no gradient at all
+        "import torch\nh = torch.ones(3)\ny = h.clip(lo, hi).detach()\n",
     ],
 )
 def test_tu201_not_reported(code: str) -> None:
@@ -206,7 +253,7 @@ def test_tu201_not_reported(code: str) -> None:
 
 # -- TU202 ---------------------------------------------------------------------------------------
 def test_tu202_reports_functions_and_methods_without_fix() -> None:
-    code = "import torch\nfrom torch import fmin as fm\na = torch.fmax(x, y)\nb = fm(x, y)\nc = x.fmin(y)\nd = torch.Tensor.fmax(x, y)\n"
+    code = "import torch\nfrom torch import fmin as fm\na = torch.fmax(x, y)\nb = fm(x, y)\ndef f(x, y):\n    return x.fmin(y)\nd = torch.Tensor.fmax(x, y)\n"
     found = check(code, ["TU202"])
     assert len(found) == 4 and all(d.fix is None and d.severity is Severity.WARNING for d in found)
     assert not rule_by_code("TU202").enabled_by_default  # type: ignore[union-attr]

@@ -56,7 +56,7 @@ def check_source(
     """Findings for one source text; ``select``/``ignore`` take codes or prefixes as the CLI does."""
     checker = _checker(select, ignore, target_python)
     try:
-        return checker.analyze(_source(source, path)).diagnostics
+        return checker.analyze_alone(_source(source, path)).diagnostics
     except DecodeError as exc:
         return [checker.decode_error(path, exc)]
 

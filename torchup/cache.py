@@ -28,9 +28,10 @@ from typing import Any
 
 from torchup import __version__, replay
 from torchup.diagnostics import Applicability, Diagnostic, Edit, Fix, ImportRequest, Severity
+from torchup.project import MethodDefinition
 from torchup.replay import CACHE_DIR_NAME
 
-_FORMAT = 1
+_FORMAT = 2  # 2: the methods a file's classes define (torchup.project), a fix's `replaces`
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by torchup.\n"
 
 
@@ -96,9 +97,11 @@ class Cache:
             cache.dirty = True
         return cache
 
-    def lookup(self, path: str, settings: str, stat: os.stat_result | None = None) -> list[Diagnostic] | None:
-        """The cached findings of ``path`` if its content and settings are unchanged, else None
-        (``stat``: its status, when the caller has just taken it)."""
+    def lookup(
+        self, path: str, settings: str, stat: os.stat_result | None = None
+    ) -> tuple[list[Diagnostic], list[MethodDefinition]] | None:
+        """The cached findings of ``path``, and the methods its classes define, if its content and
+        settings are unchanged, else None (``stat``: its status, when the caller has just taken it)."""
         entry = self.entries.get(_absolute(path))
         if not isinstance(entry, dict) or entry.get("settings") != settings:
             return None
@@ -113,11 +116,15 @@ class Cache:
                         return None
                 entry.update(status, racy=self._racy(stat.st_mtime_ns, stat.st_ctime_ns))  # touched, not changed
                 self.dirty = True
-            return [_diagnostic(item) for item in entry["diagnostics"]]
+            methods = [MethodDefinition(method, owner, path, line) for method, owner, line in entry["methods"]]
+            return [_diagnostic(item) for item in entry["diagnostics"]], methods
         except (OSError, KeyError, TypeError, ValueError):
             return None  # never trust an entry we cannot fully read
 
-    def store(self, path: str, state: FileState, settings: str, diagnostics: list[Diagnostic]) -> None:
+    def store(
+        self, path: str, state: FileState, settings: str, diagnostics: list[Diagnostic],
+        methods: list[MethodDefinition],
+    ) -> None:
         self.entries[_absolute(path)] = {
             "size": state.size,
             "mtime_ns": state.mtime_ns,
@@ -127,6 +134,7 @@ class Cache:
             "racy": self._racy(state.mtime_ns, state.ctime_ns),
             "settings": settings,
             "diagnostics": [_encode(d) for d in diagnostics],
+            "methods": [[m.method, m.owner, m.line] for m in methods],
         }
         self.dirty = True
 
@@ -167,6 +175,9 @@ def _encode(diagnostic: Diagnostic) -> dict[str, Any]:
         "help": diagnostic.help,
         "notes": diagnostic.notes,
         "cell": diagnostic.cell,
+        "patches": diagnostic.patches,
+        "receiver_method": diagnostic.receiver_method,
+        "subject": diagnostic.subject,
         "fix": None
         if fix is None
         else {
@@ -175,6 +186,7 @@ def _encode(diagnostic: Diagnostic) -> dict[str, Any]:
             "edits": [[e.start, e.end, e.content] for e in fix.edits],
             "import_edits": [[e.start, e.end, e.content] for e in fix.import_edits],
             "imports": [[r.module, r.name] for r in fix.imports],
+            "replaces": fix.replaces,
         },
     }
 
@@ -190,6 +202,7 @@ def _diagnostic(item: dict[str, Any]) -> Diagnostic:
             tuple(Edit(*edit) for edit in fix_item["edits"]),
             tuple(ImportRequest(*request) for request in fix_item["imports"]),
             import_edits=tuple(Edit(*edit) for edit in fix_item["import_edits"]),
+            replaces=fix_item["replaces"],
         )
     return Diagnostic(
         code=item["code"],
@@ -207,4 +220,7 @@ def _diagnostic(item: dict[str, Any]) -> Diagnostic:
         end=item["offsets"][1],
         cell=item["cell"],
         notes=list(item["notes"]),
+        patches=item["patches"],
+        receiver_method=item["receiver_method"],
+        subject=item["subject"],
     )

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 from torchup.context import Context
 from torchup.diagnostics import Diagnostic, Severity
 from torchup.importer import import_edits
-from torchup.prefilter import Occurrences, TriggerPattern
+from torchup.patch_targets import report_patch_targets
+from torchup.prefilter import STRING, Occurrences, TriggerPattern
+from torchup.project import MethodDefinition, ProjectView, defined_methods
 from torchup.python_target import resolve_target
 from torchup.resolver import Focus, Resolver
 from torchup.rule import Rule
@@ -53,6 +55,7 @@ class Analysis:
     tree: ast.Module | None = None
     resolver: Resolver | None = None
     parsed: bool = False  # False: the pre-filter ruled the file out, or it did not parse
+    methods: list[MethodDefinition] = field(default_factory=list)  # for torchup.project
 
 
 # The settings that decide what runs on one file (from the nearest config and the command line).
@@ -90,6 +93,9 @@ class Checker:
         self._filter_in: dict[tuple[int, str], tuple[FileSettings, TriggerPattern | bool]] = {}
         self._rules_for: dict[_RulesKey, tuple[tuple[Rule, ...], list[Rule]]] = {}
         self._patterns: dict[tuple[str, ...], TriggerPattern | None] = {}
+        # What the rest of the project decides about a file's findings (set for a fix's second
+        # phase: torchup.runner); a check run applies it to all findings at its end instead.
+        self.project: ProjectView | None = None
 
     def file_settings(self, path: str) -> FileSettings:
         if self.settings_for is not None:
@@ -147,7 +153,8 @@ class Checker:
             paths = {word for rule in rules for word in rule.path_words}
             strict = frozenset(words) - loose
             roles = _word_roles(rules, strict)
-            self._patterns[key] = TriggerPattern(words, strict, strict - paths, roles) if words else None
+            renamed = _renamed_paths(rules)
+            self._patterns[key] = TriggerPattern(words, strict, strict - paths, roles, renamed) if words else None
         return self._patterns[key]
 
     def _filter(self, path: str) -> TriggerPattern | bool:
@@ -212,6 +219,14 @@ class Checker:
         with collector_paused():
             return self._analyze(source, prescan)
 
+    def analyze_alone(self, source: SourceFile) -> Analysis:
+        """``analyze`` of a text that is the whole project (the library API, stdin): what the
+        project decides about its findings (torchup.project) comes from this text alone."""
+        analysis = self.analyze(source)
+        if self.project is None:
+            ProjectView(analysis.diagnostics, analysis.methods).adjust(analysis.diagnostics)
+        return analysis
+
     def _analyze(self, source: SourceFile, prescan: Prescan | None) -> Analysis:
         analysis = Analysis(source)
         rules = self.rules_for(source.path)
@@ -257,6 +272,10 @@ class Checker:
                 if _runs(rule, focus):
                     ctx.rule = rule
                     rule.check(ctx)
+                    if rule.renames:
+                        report_patch_targets(ctx, rule.renames)
+            words = self._words(rules) if focus is None else focus.present
+            analysis.methods = defined_methods(tree, resolver.focus, words, source.path)
         except SyntaxError as exc:  # in a body the skeleton left out, parsed for a resolver that needs it
             analysis.diagnostics.append(self.syntax_error(source, exc))
             return analysis
@@ -280,6 +299,8 @@ class Checker:
             if fix is not None and (fix.imports or fix.released_names):
                 released = set(fix.released_names)
                 fix.import_edits = tuple(import_edits(source, tree, resolver, fix.imports, released))
+        if self.project is not None:
+            self.project.adjust(analysis.diagnostics)
         analysis.diagnostics.sort(key=Diagnostic.sort_key)
         return analysis
 
@@ -380,6 +401,17 @@ def _without_rules(present: frozenset[str], rules: list[Rule], ruled_out: list[R
     return frozenset(word for word in present if any(word in rule.triggers for rule in running))
 
 
+def _renamed_paths(rules: list[Rule]) -> dict[str, tuple[str, ...]]:
+    """For each last part of a name the rules rename, what stands before it (`torch.` for
+    `torch.cholesky`): a patch target names it in a string (prefilter.TriggerPattern)."""
+    paths: dict[str, set[str]] = {}
+    for rule in rules:
+        for old in rule.renames:
+            prefix, _, word = old.rpartition(".")
+            paths.setdefault(word, set()).add(prefix + ".")
+    return {word: tuple(sorted(prefixes)) for word, prefixes in paths.items()}
+
+
 def _word_roles(rules: list[Rule], words: frozenset[str]) -> dict[str, frozenset[str]]:
     """Of ``words``, those every rule that has it matches in some places only, and which
     (``Rule.word_roles``): a word one rule matches anywhere counts anywhere."""
@@ -390,6 +422,8 @@ def _word_roles(rules: list[Rule], words: frozenset[str]) -> dict[str, frozenset
             if word not in words or word in anywhere:
                 continue
             kinds = rule.word_roles.get(word)
+            if kinds is not None and any(old.rpartition(".")[2] == word for old in rule.renames):
+                kinds = kinds | {STRING}  # a patch target: `patch.object(torch, "cholesky")`, `"torch.cholesky"`
             if kinds is None:
                 anywhere.add(word)
                 roles.pop(word, None)

@@ -24,9 +24,11 @@ from torchup.settings import SettingsProvider
 from torchup.source import DecodeError, SourceFile, is_notebook
 
 if TYPE_CHECKING:
+    from torchup.diagnostics import Diagnostic
     from torchup.replay import Recorder
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+_PACKAGE = __name__.partition(".")[0]  # a fix that imports from torchup makes the fixed code depend on it
 
 
 def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None = None) -> int:
@@ -50,9 +52,10 @@ def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None 
     }
     provider = SettingsProvider(overrides, config=args.config, isolated=args.isolated)
     try:
-        # The settings of the first path (or the working directory) decide discovery and output.
+        # The settings of the first path (or the working directory) decide discovery and output;
+        # resolving them validates the rule codes of that configuration. (Not `provider(path)`: it
+        # takes a file, and a directory's "." would stand for the files directly in the cwd.)
         settings = provider.settings(args.paths[0] if args.paths else ".")
-        provider(args.paths[0] if args.paths else ".")  # validates rule codes in the config
     except ConfigError as exc:
         sys.stderr.write(f"torchup: error: {exc}\n")
         return EXIT_ERROR
@@ -151,7 +154,7 @@ def _run_stdin(args: argparse.Namespace, checker: Checker, settings: Settings, *
         fixed = SourceFile(name, source.encode(outcome.text), outcome.text, source.encoding)
         write_report(outcome.remaining, {name: fixed}.get, settings.output_format, sys.stderr)
         return EXIT_FINDINGS if outcome.remaining and not args.exit_zero else EXIT_CLEAN
-    diagnostics = checker.analyze(source).diagnostics
+    diagnostics = checker.analyze_alone(source).diagnostics
     write_report(diagnostics, {name: source}.get, settings.output_format)
     return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
 
@@ -181,6 +184,7 @@ def _summary(result: RunResult, diagnostics: list, *, fix: bool, diff: bool, uns
         verb = "Would fix" if diff else "Fixed"
         lines.append(f"{verb} {result.fixed} finding{'s' * (result.fixed != 1)} in {result.files_fixed} "
                      f"file{'s' * (result.files_fixed != 1)}.")
+        lines.extend(_new_dependencies(result.fixed_diagnostics, diff=diff))
     if diagnostics:
         safe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability.value == "safe")
         unsafe_count = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability.value == "unsafe")
@@ -199,6 +203,25 @@ def _summary(result: RunResult, diagnostics: list, *, fix: bool, diff: bool, uns
     else:
         lines.append(f"Nothing left to report ({files}).")
     stream.write("\n".join(lines) + "\n")
+
+
+def _new_dependencies(fixed: list[Diagnostic], *, diff: bool) -> list[str]:
+    """A line for each import of torchup itself that fixes added (whatever the rule): the fixed files
+    now need torchup installed to run."""
+    paths: dict[str, list[str]] = {}  # import statement -> the path of each fix that needs it
+    for diagnostic in fixed:
+        for request in set(diagnostic.fix.imports if diagnostic.fix else ()):
+            if request.module.partition(".")[0] == _PACKAGE:
+                name = f"from {request.module} import {request.name}" if request.name else f"import {request.module}"
+                paths.setdefault(name, []).append(diagnostic.path)
+    added, now = ("would add", "would become") if diff else ("added", "is now")
+    lines = []
+    for statement, found in sorted(paths.items()):
+        files = sorted(set(found))
+        more = f" and {len(files) - 5} more" if len(files) > 5 else ""
+        lines.append(f"{len(found)} fix{'es' * (len(found) != 1)} {added} `{statement}`: {_PACKAGE} {now} a "
+                     f"run-time dependency of {', '.join(files[:5])}{more}.")
+    return lines
 
 
 def show_rule(code: str) -> int:

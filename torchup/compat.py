@@ -1,7 +1,9 @@
 """Run-time helpers for code that must keep torch 2.13's numerics on torch 2.14 (or get 2.14's on 2.13).
 
 Import it explicitly (``from torchup.compat import clamp``); nothing else in torchup imports this module,
-so the linter itself never needs torch.
+so the linter itself never needs torch. Code that imports it needs torchup installed wherever it runs. With
+number bounds torch alone does the same: ``torch.where((x >= min) & (x <= max), x, torch.clamp(x, min,
+max).detach())`` has torch.clamp's values and 2.13's gradient (the form TU201's fix prefers).
 
 ``clamp`` / ``clip`` compute exactly ``torch.clamp(x, min, max)`` (values, dtype, shape, broadcasting, type
 promotion, NaN handling and error messages all come from ``torch.clamp`` itself) and choose the gradient

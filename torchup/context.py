@@ -42,7 +42,15 @@ class Context:
         help: str | None = None,
         fix: Fix | None = None,
         severity: Severity | None = None,
+        receiver_method: str | None = None,
+        patches: str | None = None,
+        subject: str | None = None,
     ) -> None:
+        """``receiver_method``: the finding rests on a receiver of unknown type calling this method
+        (a class of the project's may define it: torchup.project); ``patches``: the finding is a
+        mock or patch of this qualified name (torchup.patch_targets); ``subject``: the finding is a
+        use of this qualified name, one a fix of the rule renames (``Rule.renames``): without a fix,
+        the mocks of that name cannot change safely either."""
         assert self.rule is not None
         start, end = self.source.node_range(node)
         line, column = self.source.position(start)
@@ -62,6 +70,9 @@ class Context:
                 fix=fix,
                 start=start,
                 end=end,
+                receiver_method=receiver_method,
+                patches=patches,
+                subject=subject,
             )
         )
 

@@ -48,6 +48,9 @@ class Fix:
     # The import edits this fix makes when applied alone (for JSON consumers; the fixer recomputes
     # them for all fixes of a pass together).
     import_edits: tuple[Edit, ...] = ()
+    # The qualified name this fix stops using in favour of another (`torch.cholesky`): a mock of
+    # that name elsewhere in the project must change with it (torchup.project).
+    replaces: str | None = None
 
 
 @dataclass
@@ -69,6 +72,11 @@ class Diagnostic:
     end: int = 0
     cell: int | None = None  # notebooks: the 1-based index of the code cell; line/column are in that cell
     notes: list[str] = field(default_factory=list)
+    # What the project's other files decide about this finding (torchup.project):
+    patches: str | None = None  # a mock or patch of this qualified name (`mock.patch("torch.cholesky")`)
+    subject: str | None = None  # the qualified name a finding on a use of a renamed function is about
+    receiver_method: str | None = None  # `x.<method>()` on a receiver of unknown type: one of the
+    # project's own classes may define the method
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.code)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -91,6 +91,49 @@ class GitIgnore:
         return verdict
 
 
+def display_path(path: str, cwd: str) -> str:
+    """How reports name ``path``: relative to the working directory ``cwd`` when under it, else
+    absolute, as ruff does, so that `./a.py`, `a.py` and `/cwd/a.py` print alike. ``..`` is undone
+    on the text alone, unless that reaches another file (``link/..`` where ``link`` is a symbolic link)."""
+    joined = os.path.join(cwd, path)
+    absolute = os.path.normpath(joined)
+    if os.pardir in path.split(os.sep):
+        try:
+            same = os.path.samefile(joined, absolute)  # (the system follows the link, normpath does not)
+        except OSError:
+            same = not os.path.lexists(joined)  # a missing path reads nothing: only its name matters
+        if not same:
+            return path
+    if absolute == cwd:
+        return "."
+    prefix = cwd if cwd.endswith(os.sep) else cwd + os.sep
+    return absolute[len(prefix):] if absolute.startswith(prefix) else absolute
+
+
+def _rebase(root: str, shown: str, cwd: str) -> Callable[[str], str]:
+    """Maps a path found under the walked ``root`` to the same path under ``shown``, the display
+    form of ``root``: a slice per file (the walk itself keeps ``root``, for excludes and .gitignore)."""
+    if root == ".":
+        return lambda path: path[2:] if path.startswith("./") else path  # only the top level reads ./a.py
+    skip = len(root) + (0 if root.endswith(os.sep) else 1)
+    if shown == ".":
+        return lambda path: path[skip:]
+    head = shown if shown.endswith(os.sep) else shown + os.sep
+    inner = cwd if cwd.endswith(os.sep) else cwd + os.sep
+    if not inner.startswith(head):  # the working directory is not inside the root: no file found is under it
+        return _as_found if root == shown else (lambda path: head + path[skip:])
+
+    def rebase(path: str) -> str:  # `torchup check ..`: the files of the working directory print relative
+        full = path if root == shown else head + path[skip:]
+        return full[len(inner):] if full.startswith(inner) else full
+
+    return rebase
+
+
+def _as_found(path: str) -> str:
+    return path
+
+
 def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
@@ -162,21 +205,29 @@ class Discovery:
         return on_path is not None and on_path.match(text) is not None
 
     def targets(self, paths: list[str]) -> Iterator[Target | Missing]:
+        """The files to check, each path as reports show it (``display_path``): the cache and the
+        replay key on absolute paths or on the working directory, so only the spelling changes."""
+        try:
+            cwd: str | None = os.getcwd()
+        except OSError:  # the working directory was removed: paths as given
+            cwd = None
         for given in paths:
             path = Path(given)
+            shown = display_path(given, cwd) if cwd is not None else given
             try:
                 is_dir = path.is_dir()
                 exists = path.exists() or path.is_symlink()
             except OSError as exc:  # a symlink loop, say
-                yield Missing(given, exc.strerror or str(exc))
+                yield Missing(shown, exc.strerror or str(exc))
                 continue
             if not exists:
-                yield Missing(given, "no such file or directory")
+                yield Missing(shown, "no such file or directory")
             elif is_dir:
                 in_repo, ignores = self._parent_ignores(path)
-                yield from self._walk(path, ignores, in_repo)
+                rebase = _rebase(str(path), shown, cwd) if cwd is not None else _as_found
+                yield from self._walk(path, ignores, in_repo, rebase)
             else:
-                yield Target(given, explicit=True)
+                yield Target(shown, explicit=True)
 
     def _parent_ignores(self, start: Path) -> tuple[bool, list[GitIgnore]]:
         """Whether ``start`` is in a git repository, and the .gitignore files from its root down.
@@ -204,7 +255,9 @@ class Discovery:
                 verdict = decision
         return verdict
 
-    def _walk(self, root: Path, inherited: list[GitIgnore], in_repo: bool) -> Iterator[Target | Missing]:
+    def _walk(
+        self, root: Path, inherited: list[GitIgnore], in_repo: bool, shown: Callable[[str], str]
+    ) -> Iterator[Target | Missing]:
         """Files under ``root``. Symbolic links are followed only where they stay inside ``root`` (files)
         or not at all (directories), unless ``follow_links``; FIFOs, devices and sockets are passed over."""
         stack: list[tuple[Path, list[GitIgnore], bool]] = [(root, inherited, in_repo)]
@@ -248,11 +301,11 @@ class Discovery:
                     is_file = entry.is_file()
                 except OSError as exc:  # a symlink loop, say
                     if entry.name.endswith(self.suffixes):
-                        yield Missing(entry.path, exc.strerror or str(exc))
+                        yield Missing(shown(entry.path), exc.strerror or str(exc))
                     continue
                 if link and not (is_file or is_dir):
                     if entry.name.endswith(self.suffixes) and not os.path.exists(entry.path):
-                        yield Missing(entry.path, "a broken or looping symbolic link")
+                        yield Missing(shown(entry.path), "a broken or looping symbolic link")
                     continue  # (else a link to a directory, a FIFO or a device: passed over)
                 if link and is_file and not self.follow_links and not _inside(os.path.realpath(entry.path), real_root):
                     continue  # a link out of the tree: the file is someone else's
@@ -261,5 +314,5 @@ class Discovery:
                 if is_dir:
                     subdirectories.append((Path(entry.path), ignores, inside))
                 elif is_file and entry.name.endswith(self.suffixes):
-                    yield Target(entry.path, explicit=False)
+                    yield Target(shown(entry.path), explicit=False)
             stack.extend(reversed(subdirectories))

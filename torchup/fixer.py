@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from torchup.checker import Analysis, Checker
 from torchup.diagnostics import Applicability, Diagnostic, Edit, ImportRequest, apply_edits
 from torchup.importer import import_edits
+from torchup.project import ProjectView
 from torchup.safety import check_pass
 from torchup.source import SourceFile
 
@@ -35,6 +36,15 @@ def is_applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:
 
 
 def fix_source(checker: Checker, source: SourceFile, *, unsafe: bool) -> FixOutcome:
+    """Fix one text. What the rest of the project decides about its findings is
+    ``checker.project``; without one (the library API, stdin), the text is the whole project."""
+    if checker.project is None:
+        first = checker.analyze(source)
+        checker.project = ProjectView(first.diagnostics, first.methods)
+        try:
+            return fix_source(checker, source, unsafe=unsafe)
+        finally:
+            checker.project = None
     analysis = checker.analyze(source)
     if analysis.tree is not None and compile_error(source.text, source.path) is not None:
         # Parses but does not compile as it is (a late `from __future__`, say): every fix would

@@ -12,7 +12,8 @@ import enum
 
 from torchup.context import Context
 from torchup.facts import FACTS
-from torchup.resolver import BindingKind, Scope
+from torchup.flow import reaching_assignment
+from torchup.resolver import Binding, BindingKind, Scope
 
 _NOT_TENSOR_ROOTS = frozenset(FACTS["non_tensor_libraries"])
 _TENSOR_FUNCTIONS = frozenset(FACTS["tensor_functions"])
@@ -55,6 +56,15 @@ def tensor_evidence(ctx: Context, expr: ast.expr, depth: int = 0) -> Evidence:
     if isinstance(expr, ast.Name):
         return _name_evidence(ctx, expr, depth)
     return Evidence.UNKNOWN
+
+
+def bound_nowhere(ctx: Context, expr: ast.expr) -> bool:
+    """Is ``expr`` (`tf`, `tf.linalg`) rooted in a name nothing in the file binds, not even a star
+    import: a builtin or a NameError, never a tensor? (The rules' examples, run with inputs the
+    differential harness supplies, are the exception a rule may choose to allow.)"""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return isinstance(expr, ast.Name) and ctx.resolver.is_unbound(expr.id, ctx.resolver.scope_of(expr))
 
 
 def _operand_evidence(ctx: Context, node: ast.expr, depth: int) -> Evidence | None:
@@ -138,27 +148,30 @@ def _name_evidence(ctx: Context, name: ast.Name, depth: int) -> Evidence:
     found = ctx.resolver.lookup_name(name)
     if not found.bindings:
         return Evidence.UNKNOWN
-    verdicts = set()
-    for binding in found.bindings:
-        if binding.is_import:
-            # `import x` and `from . import x` bind modules; `from .m import x` may bind anything.
-            statement = binding.statement
-            module_binding = binding.kind is not BindingKind.FROM_IMPORT or (
-                isinstance(statement, ast.ImportFrom) and statement.module is None
-            )
-            verdicts.add(Evidence.NOT_TENSOR if binding.target or module_binding else Evidence.UNKNOWN)
-        elif binding.kind is BindingKind.AUGMENTED:
-            continue  # `x += 1` keeps what x was
-        elif binding.annotation is not None:
-            # Annotations are evaluated where the function is defined, outside its own scope.
-            verdicts.add(_annotation_evidence(ctx, binding.annotation, binding.scope.parent or binding.scope))
-        elif binding.kind is BindingKind.ASSIGNMENT and binding.value is not None:
-            verdicts.add(tensor_evidence(ctx, binding.value, depth + 1))
-        elif binding.kind is BindingKind.DEFINITION:
-            verdicts.add(Evidence.NOT_TENSOR)
-        else:
-            verdicts.add(Evidence.UNKNOWN)
+    reaching = reaching_assignment(ctx, name, found.bindings)
+    if reaching is not None:
+        return _binding_evidence(ctx, reaching, depth)
+    verdicts = {_binding_evidence(ctx, binding, depth) for binding in found.bindings
+                if binding.kind is not BindingKind.AUGMENTED}  # `x += 1` keeps what x was
     return verdicts.pop() if len(verdicts) == 1 else Evidence.UNKNOWN
+
+
+def _binding_evidence(ctx: Context, binding: Binding, depth: int) -> Evidence:
+    if binding.is_import:
+        # `import x` and `from . import x` bind modules; `from .m import x` may bind anything.
+        statement = binding.statement
+        module_binding = binding.kind is not BindingKind.FROM_IMPORT or (
+            isinstance(statement, ast.ImportFrom) and statement.module is None
+        )
+        return Evidence.NOT_TENSOR if binding.target or module_binding else Evidence.UNKNOWN
+    if binding.annotation is not None:
+        # Annotations are evaluated where the function is defined, outside its own scope.
+        return _annotation_evidence(ctx, binding.annotation, binding.scope.parent or binding.scope)
+    if binding.kind is BindingKind.ASSIGNMENT and binding.value is not None:
+        return tensor_evidence(ctx, binding.value, depth + 1)
+    if binding.kind is BindingKind.DEFINITION:
+        return Evidence.NOT_TENSOR
+    return Evidence.UNKNOWN
 
 
 def _annotation_evidence(ctx: Context, annotation: ast.expr, scope: Scope) -> Evidence:

@@ -8,6 +8,14 @@ How a notebook is read:
 * The code cells are analysed together, as one text, in notebook order: an ``import torch`` in cell 1
   resolves ``torch.qr`` in cell 3, as it does when the notebook runs top to bottom. Each cell is
   preceded by a sentinel comment line that tells the cells apart again after fixing.
+* A cell is read as IPython runs it. IPython removes a cell's indentation first, so that a cell
+  pasted from inside a function runs: IPython 9 the indentation all its lines share, IPython 7 and
+  8 that of its first line, from the lines that have it; torchup does the first, and the second
+  where only that parses (``dedent``). A Python cell magic's body gets the same (the magic runs it
+  through the same clean-up). Findings' lines and columns, and fixes, are in the cell's own text: a
+  fixed line keeps the indentation it had, a line a fix adds gets the cell's; the fixed cell must
+  give exactly the fixed code when its indentation is removed again, or that cell's fixes are
+  dropped (with a note on its findings), never written half-mapped.
 * IPython syntax is masked, never analysed and never edited: line magics (``%time f()``,
   ``%matplotlib inline``), shell escapes (``!pip install x``, ``!!ls``), magic and shell
   assignments (``x = !ls``, ``t = %timeit -o f()``), help (``?torch.qr``, ``torch.qr??``) and the
@@ -20,7 +28,12 @@ How a notebook is read:
   its body as Python, so only its first line is masked; a cell with any other ``%%`` magic
   (``%%bash``, ``%%writefile``, ``%%html``, ``%%sql``, ...) is not Python and is skipped whole.
 * A code cell that does not parse (after masking) is a TU001 finding at its cell and line; the
-  other cells are still checked and fixed without it.
+  other cells are still checked and fixed without it. Where TU001 is reported, every cell is
+  parsed, whatever the pre-filter says of the notebook's words: a cell's TU001 depends on that cell
+  alone, not on the trigger words of the other cells or on the target release (which decides those
+  words). Its message says what
+  torchup cannot tell: whether the cell is wrong, or uses IPython syntax torchup does not handle
+  (interpreter prompts, ``>>>`` or ``In [1]:``, which IPython strips, are named as such).
 * A notebook whose metadata names another language (``language_info.name`` or
   ``kernelspec.language``: R, Julia, ...) is skipped.
 * A file that is not UTF-8, not JSON, or JSON but not a notebook (no ``cells`` list; nbformat 3
@@ -48,14 +61,16 @@ import bisect
 import difflib
 import json
 import re
+import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any, cast
 
-from torchup.checker import SYNTAX_ERROR, Checker
+from torchup.checker import SYNTAX_ERROR, Analysis, Checker
 from torchup.diagnostics import Diagnostic
-from torchup.fixer import fix_source
+from torchup.fixer import FixOutcome, fix_source
 from torchup.source import NOTEBOOK_SUFFIX, DecodeError, SourceFile, is_notebook  # noqa: F401 (kept here: the notebook API)
 
 # Cell magics whose body IPython runs as Python: the body is checked and fixed.
@@ -69,6 +84,10 @@ _CELL_MAGIC = re.compile(r"(?:[ \t]*\r?\n)*%%(\w*)")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_INDENT = re.compile(r"[ \t]+")
+# Interpreter prompts IPython strips from a pasted session (`>>> x`, `In [3]: x`, `   ...: x`);
+# torchup does not, so a cell holding them is named as such when it does not parse.
+_PROMPT = re.compile(r"(?:>>>(?: |$)|In \[\d+\]: |[ \t]*\.{3,}: )")
 _ESCAPE_FOR_PREFILTER = re.compile(rb"\\[nrtbf]")
 _DECODER = json.JSONDecoder()
 
@@ -85,6 +104,15 @@ class NotebookError(DecodeError):
 
 class NotebookSplitError(Exception):
     """The fixed text cannot be mapped back onto the cells: a bug; nothing is written."""
+
+
+class UnmappedCell(NotebookSplitError):
+    """The fixes of an indented cell cannot be given back its indentation exactly: not a bug; the
+    cell's fixes are dropped (see ``process``)."""
+
+    def __init__(self, cell: int) -> None:
+        super().__init__(f"the fixes of cell {cell} cannot be mapped back onto its indented text")
+        self.cell = cell
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -240,6 +268,101 @@ def _code_cells(text: str) -> tuple[list[CodeCell], list[tuple[int, str]]]:
     return cells, malformed
 
 
+# -- IPython's indentation clean-up -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dedent:
+    """A cell as IPython runs it, its indentation removed, with what each of its lines lost."""
+
+    text: str
+    removed: tuple[str, ...]  # per line of the cell: the whitespace taken from its start ("" for none)
+    indent: str  # what a line a fix adds to the cell gets back (the cell's and its magic body's)
+    first_line: bool = False  # IPython 7 and 8's rule (see ``dedent``)
+
+    @property
+    def changed(self) -> bool:
+        return any(self.removed)
+
+
+def dedent(text: str, first_line: bool = False) -> Dedent:
+    """The cell as IPython runs it: the indentation its non-blank lines have in common is removed
+    from every line that starts with it (IPython 9: ``textwrap.dedent``); with ``first_line``, that
+    of its first non-blank line, from every line that starts with it (IPython 7 and 8). Blank lines
+    stay (IPython drops the leading ones: line numbers stay the cell's). A Python cell magic's body
+    gets the same again: the magic runs it through the same clean-up."""
+    lines = _LINES.findall(text)
+    removed = [""] * len(lines)
+    indent = _remove_indent(lines, removed, 0, first_line)
+    cleaned = "".join(lines)
+    magic = _CELL_MAGIC.match(cleaned)
+    if magic is not None and magic.group(1) in PYTHON_CELL_MAGICS:
+        body = _remove_indent(lines, removed, cleaned.count("\n", 0, magic.end()) + 1, first_line)
+        if body:
+            indent, cleaned = indent + body, "".join(lines)
+    return Dedent(cleaned, tuple(removed), indent, first_line)
+
+
+def _remove_indent(lines: list[str], removed: list[str], start: int, first_line: bool) -> str:
+    """Remove the indentation of ``lines[start:]`` (see ``dedent``) from them; return it."""
+    indent: str | None = None
+    for line in lines[start:]:
+        if not line.strip():
+            continue
+        match = _INDENT.match(line)
+        own = match.group() if match is not None else ""
+        if indent is None or first_line:
+            indent = own
+            if first_line:
+                break
+        else:  # the longest prefix the two have in common (a tab and spaces differ)
+            common = 0
+            while common < min(len(indent), len(own)) and indent[common] == own[common]:
+                common += 1
+            indent = indent[:common]
+        if not indent:
+            return ""
+    if not indent:
+        return ""
+    for number in range(start, len(lines)):
+        if lines[number].startswith(indent):
+            lines[number] = lines[number][len(indent):]
+            removed[number] += indent
+    return indent
+
+
+def reindent(fixed: str, cleaned: Dedent) -> str | None:
+    """The cell's text after a fix of its IPython form (``cleaned.text``) gave ``fixed``: unchanged
+    lines as they were, an edited line with the indentation it lost, a new one with the cell's.
+    None when that text would not give exactly ``fixed`` once IPython removed its indentation."""
+    before = _LINES.findall(cleaned.text)
+    after = _LINES.findall(fixed)
+    lines: list[str] = []
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            lines.extend(cleaned.removed[i] + before[i] for i in range(i1, i2))
+            continue
+        paired = tag == "replace" and i2 - i1 == j2 - j1  # line by line: an edit within lines
+        for offset, line in enumerate(after[j1:j2]):
+            if paired and before[i1 + offset].strip():
+                lines.append(cleaned.removed[i1 + offset] + line)
+            else:
+                lines.append(cleaned.indent + line if line.strip("\r\n") else line)
+    restored = "".join(lines)
+    return restored if dedent(restored, cleaned.first_line).text == fixed else None
+
+
+def ipython_prompt(text: str) -> str | None:
+    """The interpreter prompt that starts one of the first two non-blank lines, if one does (IPython
+    strips them from the whole cell then; torchup does not)."""
+    for line in [line for line in _LINES.findall(text) if line.strip()][:2]:
+        match = _PROMPT.match(line)
+        if match is not None:
+            return match.group().strip()
+    return None
+
+
 # -- masking IPython syntax --------------------------------------------------------------------
 
 
@@ -261,8 +384,9 @@ class Layout:
     cells: list[int]  # the code cells in ``text``, in order
     masks: dict[int, _Mask] = field(default_factory=dict)
     newline_added: set[int] = field(default_factory=set)  # cells that did not end with a newline
-    first_line_masks: dict[int, int] = field(default_factory=dict)  # cell magic: mask id on line 1
+    first_line_masks: dict[int, int] = field(default_factory=dict)  # cell magic: its mask id
     unparsable: list[tuple[int, SyntaxError, str]] = field(default_factory=list)  # (cell, error, text)
+    dedents: dict[int, Dedent] = field(default_factory=dict)  # the cells whose indentation IPython removes
 
     def sentinel(self, cell: int) -> str:
         return f"# {self.nonce}:cell:{cell}\n"
@@ -374,6 +498,19 @@ def _parse_error(text: str) -> SyntaxError | None:
     return None
 
 
+def _prepare(
+    text: str, cell: int, nonce: str, masks: dict[int, _Mask]
+) -> tuple[str, int | None, SyntaxError | None] | None:
+    """A cell's text (indentation removed) to parse: masked if it is not Python as it is; the mask
+    id that must stay on its magic's line; why it does not parse. None: not Python at all."""
+    if _CELL_MAGIC.match(text) is None and _parse_error(text) is None:
+        return text, None, None  # (plain Python: never masked)
+    masked = mask_cell(text, cell, nonce, masks)
+    if masked is None:
+        return None
+    return masked[0], masked[1], _parse_error(masked[0])
+
+
 def layout(notebook: Notebook) -> Layout:
     """Join the notebook's Python code cells, masked, each after its sentinel line."""
     nonce = "torchup-nb"
@@ -383,16 +520,22 @@ def layout(notebook: Notebook) -> Layout:
     result = Layout("", nonce, [])
     parts: list[str] = []
     for cell in notebook.cells:
-        text, first_mask = cell.text, None
-        if _CELL_MAGIC.match(cell.text) is not None or _parse_error(cell.text) is not None:
-            masked = mask_cell(cell.text, cell.index, nonce, result.masks)
-            if masked is None:
-                continue  # a cell magic whose body is not Python
-            text, first_mask = masked
-            error = _parse_error(text)
-            if error is not None:
-                result.unparsable.append((cell.index, error, text))
-                continue
+        cleaned = dedent(cell.text)
+        before = dict(result.masks) if cleaned.changed else None  # (to mask it again, the other way)
+        prepared = _prepare(cleaned.text, cell.index, nonce, result.masks)
+        if prepared is not None and prepared[2] is not None and before is not None:
+            older = dedent(cell.text, first_line=True)  # as IPython 7 and 8 run it, if that parses
+            retried = _prepare(older.text, cell.index, nonce, before) if older.text != cleaned.text else None
+            if retried is not None and retried[2] is None:
+                cleaned, prepared, result.masks = older, retried, before
+        if prepared is None:
+            continue  # a cell magic whose body is not Python
+        text, first_mask, error = prepared
+        if cleaned.changed:
+            result.dedents[cell.index] = cleaned
+        if error is not None:
+            result.unparsable.append((cell.index, error, text))
+            continue
         if first_mask is not None:
             result.first_line_masks[cell.index] = first_mask
         result.cells.append(cell.index)
@@ -406,8 +549,9 @@ def layout(notebook: Notebook) -> Layout:
 
 
 def split(text: str, layout: Layout) -> dict[int, str]:
-    """The cells' texts from a (fixed) joined text, masked lines restored; NotebookSplitError if the
-    text no longer maps back (a fix touched a sentinel or a masked line)."""
+    """The cells' texts from a (fixed) joined text, masked lines restored and indentation given back;
+    NotebookSplitError if the text no longer maps back (a fix touched a sentinel or a masked line),
+    UnmappedCell if a cell's indentation cannot be given back exactly (``reindent``)."""
     pattern = re.compile(rf"^# {re.escape(layout.nonce)}:cell:(\d+)\n", re.MULTILINE)
     matches = list(pattern.finditer(text))
     if [int(m.group(1)) for m in matches] != layout.cells or (matches and matches[0].start() != 0):
@@ -435,11 +579,18 @@ def split(text: str, layout: Layout) -> dict[int, str]:
         if sorted(restored) != expected:
             raise NotebookSplitError(f"a fix removed a masked IPython line of cell {cell}")
         first = layout.first_line_masks.get(cell)
-        if first is not None and (not lines or lines[0].rstrip("\r\n") != layout.masks[first].original):
+        head = next((line for line in lines if line.strip()), "")  # (blank lines may stand above the magic)
+        if first is not None and head.rstrip("\r\n") != layout.masks[first].original:
             raise NotebookSplitError(f"a fix put code above the cell magic of cell {cell}")
         joined = "".join(lines)
         if cell in layout.newline_added and joined.endswith("\n"):
             joined = joined[:-1]
+        cleaned = layout.dedents.get(cell)
+        if cleaned is not None:
+            restored = reindent(joined, cleaned)
+            if restored is None:
+                raise UnmappedCell(cell)
+            joined = restored
         cells[cell] = joined
     return cells
 
@@ -451,32 +602,40 @@ def split(text: str, layout: Layout) -> dict[int, str]:
 class NotebookSource(SourceFile):
     """A notebook as held for reporting. ``raw`` and ``text`` are the file (its JSON), as for any
     source; diagnostics and fix edits carry offsets into ``analysed`` (the joined cells), and
-    ``position`` turns those into cell coordinates (the line within the cell), as diagnostics give
-    them. ``cell_source`` is one code cell's own text."""
+    ``position`` turns those into cell coordinates (the line within the cell, the column in the
+    cell's own text, indentation included), as diagnostics give them. ``cell_source`` is one code
+    cell's own text."""
 
     analysed: str = ""
     cell_lines: list[tuple[int, int]] = field(default_factory=list)  # (first line in ``analysed``, cell)
     cell_texts: dict[int, str] = field(default_factory=dict)
+    # Per indented cell, per line: the characters IPython removes from its start (not in ``analysed``).
+    indents: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @classmethod
     def build(
         cls, notebook: Notebook, layout: Layout, json_text: str, analysed: str, cell_texts: dict[int, str]
     ) -> NotebookSource:
-        pattern = re.compile(rf"^# {re.escape(layout.nonce)}:cell:(\d+)\n", re.MULTILINE)
-        starts = _line_starts(analysed)  # as SourceFile counts lines: \r\n, \r or \n
-        cell_lines = [
-            (bisect.bisect_right(starts, match.start()) + 1, int(match.group(1)))  # the line after the sentinel
-            for match in pattern.finditer(analysed)
-        ]
+        indents = {
+            cell: tuple(len(removed) for removed in dedent(cell_texts[cell], cleaned.first_line).removed)
+            for cell, cleaned in layout.dedents.items()  # (a fixed cell: its new text)
+            if cell in layout.cells
+        }
         return cls(
             notebook.path,
             json_text.encode(notebook.encoding, "surrogatepass"),
             json_text,
             notebook.encoding,
             analysed=analysed,
-            cell_lines=cell_lines,
+            cell_lines=_cell_lines(analysed, layout.nonce),
             cell_texts=cell_texts,
+            indents=indents,
         )
+
+    def indent(self, cell: int, line: int) -> int:
+        """How many characters IPython removes from the start of this line of the cell."""
+        widths = self.indents.get(cell)
+        return widths[line - 1] if widths is not None and 0 < line <= len(widths) else 0
 
     @cached_property
     def _analysed_starts(self) -> list[int]:
@@ -496,7 +655,9 @@ class NotebookSource(SourceFile):
         line = bisect.bisect_right(starts, offset)
         column = offset - starts[line - 1] + 1
         located = self.locate(line)
-        return (located[1], column) if located is not None else (line, column)
+        if located is None:
+            return line, column
+        return located[1], column + self.indent(*located)
 
     def cell_source(self, cell: int) -> SourceFile | None:
         text = self.cell_texts.get(cell)
@@ -509,6 +670,20 @@ def _line_starts(text: str) -> list[int]:
     return [0, *(m.end() for m in _NEWLINE.finditer(text))]
 
 
+def _cell_lines(analysed: str, nonce: str) -> list[tuple[int, int]]:
+    """(first line in ``analysed``, cell) of each cell of a joined text: the line after its sentinel."""
+    pattern = re.compile(rf"^# {re.escape(nonce)}:cell:(\d+)\n", re.MULTILINE)
+    starts = _line_starts(analysed)  # as SourceFile counts lines: \r\n, \r or \n
+    return [
+        (bisect.bisect_right(starts, match.start()) + 1, int(match.group(1))) for match in pattern.finditer(analysed)
+    ]
+
+
+def _cell_of(cell_lines: list[tuple[int, int]], line: int) -> int | None:
+    index = bisect.bisect_right([first for first, _ in cell_lines], line) - 1
+    return cell_lines[index][1] if index >= 0 else None
+
+
 def _relocate(diagnostics: list[Diagnostic], source: NotebookSource) -> None:
     for diagnostic in diagnostics:
         if diagnostic.cell is not None:
@@ -519,6 +694,8 @@ def _relocate(diagnostics: list[Diagnostic], source: NotebookSource) -> None:
         cell, line = located
         diagnostic.end_line = max(diagnostic.end_line - diagnostic.line + line, line)
         diagnostic.line, diagnostic.cell = line, cell
+        diagnostic.column += source.indent(cell, line)
+        diagnostic.end_column += source.indent(cell, diagnostic.end_line)
 
 
 # -- checking and fixing -----------------------------------------------------------------------
@@ -550,7 +727,10 @@ def process(checker: Checker, path: str, raw: bytes, *, fix: bool, unsafe: bool)
         return outcome
     outcome.before = notebook.text
     cell_texts = {cell.index: cell.text for cell in notebook.cells}
-    if not is_python(notebook) or not checker.could_match("\n".join(cell_texts.values()), path):
+    # No pre-filter here: every cell is parsed, so that a cell's TU001 depends on that cell alone
+    # (not on other cells' words, nor on the target release, which decides the words); ``analyze``
+    # pre-filters the rules on the joined text, which holds only the cells that are Python.
+    if not is_python(notebook):
         return outcome
     for index, reason in notebook.malformed:
         diagnostic = checker.engine_diagnostic(SYNTAX_ERROR, path, f"cell {index} was skipped: {reason}")
@@ -558,18 +738,16 @@ def process(checker: Checker, path: str, raw: bytes, *, fix: bool, unsafe: bool)
         outcome.diagnostics.append(diagnostic)
     joined = layout(notebook)
     for index, error, text in joined.unparsable:
-        diagnostic = checker.syntax_error(SourceFile(path, b"", text, "utf-8"), error)
-        diagnostic.cell = index
-        outcome.diagnostics.append(diagnostic)
+        outcome.diagnostics.append(_cell_syntax_error(checker, path, index, error, text, joined.dedents.get(index)))
     analysed = SourceFile(path, joined.text.encode("utf-8", "surrogatepass"), joined.text, "utf-8")
     if not fix:
         diagnostics = checker.analyze(analysed).diagnostics
         text = joined.text
     else:
-        result = fix_source(checker, analysed, unsafe=unsafe)
+        result, cells = _fix(checker, analysed, joined, unsafe)
         diagnostics, text = result.remaining, result.text
-        if text != joined.text:
-            changed = {cell: new for cell, new in split(text, joined).items() if new != cell_texts[cell]}
+        if cells:
+            changed = {cell: new for cell, new in cells.items() if new != cell_texts[cell]}
             if changed:
                 cell_texts.update(changed)
                 outcome.after = _splice(notebook, changed)
@@ -581,6 +759,82 @@ def process(checker: Checker, path: str, raw: bytes, *, fix: bool, unsafe: bool)
     outcome.diagnostics.extend(diagnostics)
     outcome.source = source
     return outcome
+
+
+def _cell_syntax_error(
+    checker: Checker, path: str, cell: int, error: SyntaxError, text: str, cleaned: Dedent | None
+) -> Diagnostic:
+    """TU001 for a cell that does not parse as IPython would run it (``text``: as parsed). Unlike a
+    Python file's, its message cannot say the code is wrong: IPython accepts more than torchup masks."""
+    line, column = error.lineno or 1, max(error.offset or 1, 1)
+    if cleaned is not None and 0 < line <= len(cleaned.removed):
+        column += len(cleaned.removed[line - 1])  # the parsed line lost its indentation
+    prompt = ipython_prompt(text)
+    if prompt is not None:
+        message = (
+            f"cell not checked: it holds interpreter prompts (`{prompt}`), which IPython strips before "
+            f"running a cell and torchup does not, so it does not parse ({error.msg})"
+        )
+    else:
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        message = (
+            f"invalid syntax: {error.msg}; torchup reads a cell as IPython runs it (indentation removed; "
+            f"magics, `!` shell escapes and `?` help set aside) and parses it with the Python running it "
+            f"({version}): fix the cell, or run torchup on the Python version it is written for; if the cell "
+            "runs in Jupyter as it is, it uses IPython syntax torchup does not handle (the cell was not checked)"
+        )
+    diagnostic = checker.engine_diagnostic(SYNTAX_ERROR, path, message, line, column)
+    diagnostic.cell = cell
+    return diagnostic
+
+
+def _fix(checker: Checker, analysed: SourceFile, joined: Layout, unsafe: bool) -> tuple[FixOutcome, dict[int, str]]:
+    """Fix the joined cells; the fixed cells' texts (empty when nothing changed). A cell whose fixes
+    cannot be given back its indentation exactly (``UnmappedCell``) is fixed again without its
+    own fixes; if it still cannot (another cell's fix adds an import there), nothing is fixed."""
+    kept: set[int] = set()
+    note = UNMAPPED_NOTE
+    while True:
+        fixer = checker if not kept else cast(Checker, _FixesKept(checker, joined.nonce, kept, note))
+        result = fix_source(fixer, analysed, unsafe=unsafe)
+        if result.text == joined.text:
+            return result, {}
+        try:
+            return result, split(result.text, joined)
+        except UnmappedCell as exc:
+            if exc.cell in kept:
+                kept, note = set(joined.cells), UNMAPPED_ELSEWHERE_NOTE
+            kept.add(exc.cell)
+
+
+UNMAPPED_NOTE = (
+    "fix not applied: the fixed code cannot be mapped back exactly onto this cell's indented text "
+    "(IPython removes a cell's indentation before running it); the cell was left as it was"
+)
+UNMAPPED_ELSEWHERE_NOTE = (
+    "fix not applied: the fixes of this notebook change an indented cell in a way that cannot be mapped "
+    "back exactly onto its text (IPython removes a cell's indentation before running it); the notebook was "
+    "left as it was"
+)
+
+
+class _FixesKept:
+    """The checker as ``fix_source`` sees it, less the fixes of the findings in some cells."""
+
+    def __init__(self, checker: Checker, nonce: str, cells: set[int], note: str) -> None:
+        self._checker, self._nonce, self._cells, self._note = checker, nonce, cells, note
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._checker, name)
+
+    def analyze(self, source: SourceFile, *args: Any, **kwargs: Any) -> Analysis:
+        analysis = self._checker.analyze(source, *args, **kwargs)
+        cell_lines = _cell_lines(source.text, self._nonce)
+        for diagnostic in analysis.diagnostics:
+            if diagnostic.fix is not None and _cell_of(cell_lines, diagnostic.line) in self._cells:
+                diagnostic.fix = None
+                diagnostic.notes.append(self._note)
+        return analysis
 
 
 # -- writing -----------------------------------------------------------------------------------

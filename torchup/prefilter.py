@@ -55,17 +55,22 @@ class TriggerPattern:
         whole_strings: frozenset[str] = frozenset(),
         no_modules: frozenset[str] = frozenset(),
         roles: dict[str, frozenset[str]] | None = None,
+        paths: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         """``whole_strings``: the words whose rules match a string literal only when its whole value
         is the word (``Rule.words_in_strings`` is False for each): inside a longer one-line string
         (`"torch.linalg.solve"`), such a word is not counted. ``no_modules``: the words that name no
         module on a rule's path (no ``Rule.path_words``), nor stand in a rule's strings: in the
         module of a `from m.solve import f`, such a word is not counted (``_in_module_of_from``).
-        ``roles``: for a word that counts in some places only, which (``Rule.word_roles``)."""
+        ``roles``: for a word that counts in some places only, which (``Rule.word_roles``).
+        ``paths``: for a word that ends a dotted name a rule renames (``Rule.renames``), what stands
+        before it there (`torch.` for `torch.cholesky`): a one-line string ending in that name
+        counts (`mock.patch("torch.cholesky")`, torchup.patch_targets)."""
         self.words = frozenset(words)
         self.whole_strings = whole_strings & self.words
         self.no_modules = no_modules & self.words
         self.roles = {word: kinds for word, kinds in (roles or {}).items() if word in self.words}
+        self.paths = {word: prefixes for word, prefixes in (paths or {}).items() if word in self.words}
         alternatives = _trie(sorted(self.words))
         self.text = re.compile(rf"\b{alternatives}\b")
         self.bytes = re.compile(rf"\b{alternatives}\b".encode("ascii"))
@@ -140,7 +145,10 @@ class TriggerPattern:
         if in_code:
             spans, (found, others) = _outside_prose(content, found, others)
             if spans is not None and self.whole_strings and not code_in_strings:
-                found = [at for at in found if at[2] not in self.whole_strings or _in_code_or_whole(spans, at)]
+                found = [
+                    at for at in found
+                    if at[2] not in self.whole_strings or _in_code_or_whole(spans, at) or self._ends_a_path(spans, at)
+                ]
             if self.no_modules:
                 found = [at for at in found if at[2] not in self.no_modules or not _in_module_of_from(content, at)]
             if spans is not None and self.roles and not code_in_strings:
@@ -152,6 +160,27 @@ class TriggerPattern:
         present = frozenset(word for _, _, word in found)
         spelled = tuple(sorted({(number, word) for number, _, word in found}))
         return Occurrences(tuple(sorted(focused)), present, in_code, spans, tuple(sorted(declaring)), spelled)
+
+
+    def _ends_a_path(self, spans: Spans[str] | Spans[bytes], occurrence: tuple[int, int, str]) -> bool:
+        """Does the word end a one-line string whose value ends in a name a rule renames
+        (`"torch.cholesky"`, `"pkg.module.torch.cholesky"`: see ``paths``)?"""
+        _, at, word = occurrence
+        prefixes = self.paths.get(word)
+        if not prefixes:
+            return False
+        text = spans.text
+        quotes = _BYTE_QUOTES if isinstance(text, bytes) else _QUOTES
+        if text[at + len(word) : at + len(word) + 1] not in quotes:
+            return False
+        for prefix in prefixes:
+            start = at - len(prefix)
+            spelled = text[start:at]
+            if (spelled.decode("ascii", "replace") if isinstance(spelled, bytes) else spelled) == prefix:
+                before = text[start - 1 : start]
+                if before in quotes or before in (b".", "."):
+                    return True
+        return False
 
 
 def _referred_to(content: str | bytes, found: list[tuple[int, int, str]], star: bool) -> bool:

@@ -115,6 +115,12 @@ class Rule:
     # parse for the others). Elsewhere the pre-filter does not count it, unless unsure (the `.`
     # or `=` may stand on another line, in brackets). A word missing here is matched anywhere.
     word_roles: ClassVar[dict[str, frozenset[str]]] = {}
+    # Functions the rule's fixes replace by another (`{"torch.cholesky": "torch.linalg.cholesky"}`),
+    # each fix saying so (``Fix.replaces``). The engine then also finds mocks and patches of the old
+    # name anywhere in the project (`mock.patch("torch.cholesky")`, `patch.object(torch, "cholesky")`,
+    # `wraps=torch.cholesky`: torchup/patch_targets.py), reports them under the rule's code, and
+    # fixes them together with the calls, or neither (torchup/project.py).
+    renames: ClassVar[dict[str, str]] = {}
     docs: ClassVar[RuleDocs]
     examples: ClassVar[tuple[Example, ...]] = ()
     engine_emitted: ClassVar[bool] = False  # findings made by the engine itself (TU0xx)

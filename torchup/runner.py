@@ -23,6 +23,7 @@ from torchup.diagnostics import Diagnostic
 from torchup.discovery import Discovery, Missing, Target
 from torchup.fixer import ChangedOnDisk, fix_source, is_applicable, write_atomic
 from torchup.prefilter import SCOPE_KEYWORDS, TriggerPattern
+from torchup.project import MethodDefinition, ProjectView
 from torchup.source import DecodeError, SourceFile, is_notebook, wide_encoding
 
 if TYPE_CHECKING:
@@ -79,6 +80,8 @@ class RunResult:
     states: dict[str, FileState] = field(default_factory=dict)  # what was read, for the cache
     changed: set[str] = field(default_factory=set)  # files fixed (written or diffed) in this run
     targets: list[str] = field(default_factory=list)  # every path discovery gave, read or not (torchup.replay)
+    methods: list[MethodDefinition] = field(default_factory=list)  # what the files' classes define (torchup.project)
+    found: list[Target] = field(default_factory=list)  # the files discovery gave, read or not
 
     def merge(self, other: RunResult) -> None:
         self.diagnostics.extend(other.diagnostics)
@@ -91,9 +94,48 @@ class RunResult:
         self.diffs.extend(other.diffs)
         self.states.update(other.states)
         self.changed |= other.changed
+        self.methods.extend(other.methods)
 
 
 def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOptions) -> RunResult:
+    """Check (or fix) the files under ``paths``. What one file's findings owe to the others
+    (torchup.project) is decided from all of them: a check applies it at the end; a fix first
+    checks everything, then fixes the files left with a fix to apply, the decision in hand."""
+    if not options.fix:
+        result = _run(paths, checker, discovery, options)
+        ProjectView(result.diagnostics, result.methods).adjust(result.diagnostics)
+        return result
+    survey = _run(paths, checker, discovery, dataclasses.replace(options, fix=False, diff=False))
+    if not options.diff:
+        remove_stale_temporaries(survey.found)
+    project = ProjectView(survey.diagnostics, survey.methods)
+    project.adjust(survey.diagnostics)
+    to_fix = sorted({d.path for d in survey.diagnostics if is_applicable(d, options.unsafe_fixes)})
+    if not to_fix:
+        return survey
+    checker.project = project
+    try:
+        # (no cache: what it would store now owes something to the other files)
+        fixed = _run(to_fix, checker, discovery, dataclasses.replace(options, progress=None, cache=None))
+    finally:
+        checker.project = None
+    return _replace_files(survey, fixed, set(to_fix))
+
+
+def _replace_files(survey: RunResult, fixed: RunResult, paths: set[str]) -> RunResult:
+    """The survey of a fix run, with the findings and texts of the files fixed from the fix itself."""
+    survey.diagnostics = [d for d in survey.diagnostics if d.path not in paths] + fixed.diagnostics
+    survey.diagnostics.sort(key=_order)
+    for path in paths:
+        survey.sources.pop(path, None)
+    survey.sources.update(fixed.sources)
+    survey.files_failed += fixed.files_failed
+    survey.fixed, survey.files_fixed = fixed.fixed, fixed.files_fixed
+    survey.fixed_diagnostics, survey.diffs, survey.changed = fixed.fixed_diagnostics, fixed.diffs, fixed.changed
+    return survey
+
+
+def _run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOptions) -> RunResult:
     result = RunResult()
     seen: set[object] = set()
     found: list[Target] = []
@@ -136,8 +178,7 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
                 if scan.add(target) and early:  # grep started on a batch: a large run, the workers may start too
                     workers.start(total)
         scan.finish()
-        if options.fix and not options.diff:
-            remove_stale_temporaries(found)
+        result.found = found
         done = 0
 
         def merge(partial: RunResult | None) -> None:
@@ -339,13 +380,17 @@ def _from_cache(
     """Use the cached findings of an unchanged file (when fixing: only if none is fixable)."""
     if options.cache is None or info is None or is_notebook(target.path):
         return False
-    cached = options.cache.lookup(target.path, checker.fingerprint(target.path), info)
-    if cached is None or (options.fix and any(is_applicable(d, options.unsafe_fixes) for d in cached)):
+    found = options.cache.lookup(target.path, checker.fingerprint(target.path), info)
+    if found is None:
+        return False
+    cached, methods = found
+    if options.fix and any(is_applicable(d, options.unsafe_fixes) for d in cached):
         return False
     for diagnostic in cached:
         diagnostic.path = target.path
     result.files_checked += 1
     result.diagnostics.extend(cached)
+    result.methods.extend(methods)
     if cached:  # the report shows their source lines
         with contextlib.suppress(OSError, DecodeError):
             result.sources[target.path] = SourceFile.from_bytes(target.path, _read(target.path))
@@ -356,9 +401,12 @@ def _store(cache: Cache, checker: Checker, result: RunResult) -> None:
     by_path: dict[str, list[Diagnostic]] = {}
     for diagnostic in result.diagnostics:
         by_path.setdefault(diagnostic.path, []).append(diagnostic)
+    methods: dict[str, list[MethodDefinition]] = {}
+    for definition in result.methods:
+        methods.setdefault(definition.path, []).append(definition)
     for path, state in result.states.items():
         if path not in result.changed and not is_notebook(path):
-            cache.store(path, state, checker.fingerprint(path), by_path.get(path, []))
+            cache.store(path, state, checker.fingerprint(path), by_path.get(path, []), methods.get(path, []))
     cache.save()
 
 
@@ -438,7 +486,10 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
         return
     if not options.fix:
         with collector_paused():  # the tree dies here, before the collector could traverse it
-            diagnostics = checker.analyze(source, prescan).diagnostics
+            analysis = checker.analyze(source, prescan)
+            diagnostics = analysis.diagnostics
+            result.methods.extend(analysis.methods)
+            del analysis
         result.diagnostics.extend(diagnostics)
         if diagnostics:  # the report quotes their lines; other texts would only cost memory
             result.sources[path] = source
@@ -468,10 +519,12 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
 
 def _process_notebook(path: str, raw: bytes, checker: Checker, options: RunOptions, result: RunResult) -> None:
     """A Jupyter notebook: its code cells are checked and fixed together (see torchup.notebook)."""
+    from torchup.checker import SYNTAX_ERROR
     from torchup.notebook import prefilter_bytes
     from torchup.notebook import process as process_notebook
 
-    if not checker.could_match_json(prefilter_bytes(raw), path):
+    # Only where TU001 is not reported: a cell that does not parse is one whatever words the file holds.
+    if not checker.reports(SYNTAX_ERROR, path) and not checker.could_match_json(prefilter_bytes(raw), path):
         return  # no trigger word anywhere in the file
     outcome = process_notebook(checker, path, raw, fix=options.fix, unsafe=options.unsafe_fixes)
     result.diagnostics.extend(outcome.diagnostics)

@@ -1,8 +1,10 @@
 """Runs inside a torch virtualenv: executes snippets on fixed inputs and prints what they computed.
 
-Input (stdin): JSON {"cases": {id: source}}. Output (stdout): JSON {id: {variant: record}} where a
-record holds every tensor the snippet left in its namespace (dtype, shape, raw bytes in hex), the
-gradient of each input, or the type of the exception it raised. Used by tests/test_differential.py.
+Input (stdin): JSON {"cases": {id: source}}, optionally with {"inputs": {variant: {name: {"values":
+nested list, "dtype": str}}}}: run on those inputs instead of the default ones (NaN and infinities
+allowed). Output (stdout): JSON {id: {variant: record}} where a record holds every tensor the
+snippet left in its namespace (dtype, shape, raw bytes in hex), the gradient of each input, or the
+type of the exception it raised. Used by tests/test_differential.py and test_differential_tu201.py.
 """
 
 from __future__ import annotations
@@ -48,6 +50,15 @@ def variants() -> dict[str, dict[str, torch.Tensor]]:
     }
 
 
+def given_variants(spec: dict[str, dict[str, Any]]) -> dict[str, dict[str, torch.Tensor]]:
+    """Inputs spelled out in the request: values (built in float64, then cast) and a dtype."""
+    return {
+        variant: {name: torch.tensor(t["values"], dtype=torch.float64).to(getattr(torch, t["dtype"]))
+                  for name, t in inputs.items()}
+        for variant, inputs in spec.items()
+    }
+
+
 def encode(value: Any, depth: int = 0) -> Any:
     if isinstance(value, torch.Tensor):
         flat = value.detach().cpu().contiguous().reshape(-1)
@@ -85,12 +96,14 @@ def run(source: str, inputs: dict[str, torch.Tensor], grad: bool) -> dict[str, A
 
 
 def main() -> None:
-    cases = json.load(sys.stdin)["cases"]
+    request = json.load(sys.stdin)
+    cases = request["cases"]
+    chosen = given_variants(request["inputs"]) if "inputs" in request else variants()
     results = {}
     for case_id, source in cases.items():
         results[case_id] = {
             f"{variant}{'+grad' if grad else ''}": run(source, inputs, grad)
-            for variant, inputs in variants().items()
+            for variant, inputs in chosen.items()
             for grad in (False, True)
         }
     json.dump({"torch": torch.__version__, "results": results}, sys.stdout)

@@ -3,6 +3,10 @@
     torchup doctor                                  # this machine, the newest release in the data
     torchup doctor --target 2.14 --python 3.15t     # what if: another Python
     torchup doctor --platform linux-aarch64 --accelerator cu130 --gpu-arch 9.0 --output-format json
+    torchup doctor --verbose                        # list the unverified facts behind the report, not just count them
+
+An installed torch that already fits the target (its newest patch, a build that works here) means nothing to
+install: no command is printed, and the JSON says ``"nothing_to_install": true``.
 
 Exit codes: 0 ready, 1 problems found (any error verdict), 2 usage error. torch is never imported, except in a
 child interpreter with ``--import-torch``.
@@ -81,6 +85,8 @@ def build_parser(releases: Sequence[str], platforms: Sequence[str], accelerators
                         help="also import the installed torch, in a child interpreter, to read its build")
     parser.add_argument("--probe-timeout", type=_timeout_arg, default=3.0, metavar="SECONDS",
                         help="how long each probe (nvidia-smi, rocminfo...) may take (default: 3)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="list the unverified facts behind the report (by default: their number)")
     return parser
 
 
@@ -131,7 +137,10 @@ def _run(argv: list[str]) -> int:
 
     env = apply_what_if(detect(args.probe_timeout, import_torch_too=args.import_torch), args, matrix.platforms)
     report = diagnose(env, matrix, args.target, args.accelerator)
-    render = render_json if args.output_format == "json" else render_text
-    sys.stdout.write(render(report, matrix))
+    if args.output_format == "json":
+        text = render_json(report, matrix)  # lists every unverified fact: it is for tools
+    else:
+        text = render_text(report, matrix, verbose=args.verbose)
+    sys.stdout.write(text)
     sys.stdout.flush()
     return report.exit_code

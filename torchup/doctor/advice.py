@@ -6,13 +6,14 @@ Every check carries ``verified``: false when any fact it rests on is unverified,
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from torchup.doctor.matrix import Fact, Matrix, PlatformBuild, Variant, arch_key, python_key, version_key
-from torchup.doctor.probes import Environment, Gpu
+from torchup.doctor.probes import Environment, Gpu, Package
 
 OK, WARN, ERROR = "ok", "warn", "error"
 PYPI = "the package index (PyPI)"
@@ -50,6 +51,20 @@ class Plan:
     cost: float = 0.0
 
 
+@dataclass(frozen=True)
+class Installed:
+    """The installed torch measured against the target: whether it fits this machine, and why (not)."""
+
+    version: str
+    variant: str | None  # the data's name for its build; None when not known
+    source: str | None  # "pypi", "pytorch-index"; None when not told
+    label: str  # "torch 2.14.1 (cu130 build, from the package index)"
+    fits: bool
+    why: str  # why it does not fit, or a note on why it does
+    verdict: str = OK
+    facts: tuple[Fact, ...] = ()
+
+
 @dataclass
 class Report:
     """Everything the doctor found and advises for one environment and target."""
@@ -65,6 +80,11 @@ class Report:
     alternative: Plan | None = None
     alternative_label: str = ""
     facts_used: dict[str, Fact] = field(default_factory=dict)
+    installed: Installed | None = None  # None: torch not installed, or the packages not checked
+
+    @property
+    def nothing_to_install(self) -> bool:
+        return self.installed is not None and self.installed.fits and self.plan is None
 
     @property
     def errors(self) -> list[Check]:
@@ -237,8 +257,10 @@ def choose_variant(env: Environment, matrix: Matrix, release: str, platform: str
 
 
 def make_plan(env: Environment, matrix: Matrix, release: str, tag: str, platform: str, variant_name: str,
-              with_torchvision: bool = False) -> Plan | None:
-    """The install of ``release`` for Python ``tag`` on ``platform``; None when the data has no such build."""
+              with_torchvision: bool = False, torch_version: str | None = None, reinstall: bool = False) -> Plan | None:
+    """The install of ``release`` for Python ``tag`` on ``platform``; None when the data has no such build.
+    ``reinstall``: the same version of another build is installed, which pip and uv would keep (``==2.14.1``
+    matches ``2.14.1+cpu``), so the commands force the swap."""
     variant = matrix.variant(release, variant_name)
     if variant is None or variant.available.value is False or platform not in variant.platforms:
         return None
@@ -248,7 +270,7 @@ def make_plan(env: Environment, matrix: Matrix, release: str, tag: str, platform
     from_pypi = on_pypi is not None and default is not None and default.value == variant_name
     if not from_pypi and on_index is None:
         return None
-    version = str(matrix.latest(release).value)
+    version = torch_version or str(matrix.latest(release).value)
     facts = [on_pypi if from_pypi else on_index, variant.available, variant.platforms[platform].fact,
              matrix.latest(release)]
     if from_pypi:
@@ -261,16 +283,20 @@ def make_plan(env: Environment, matrix: Matrix, release: str, tag: str, platform
     real_python = bool(env.executable) and "python" not in env.simulated and "platform" not in env.simulated
     python = env.executable if real_python and env.executable else "python"
     pip = [python, "-m", "pip", "install", *requirements] + ([] if from_pypi else ["--index-url", variant.index_url])
+    pip += ["--force-reinstall"] if reinstall else []
     uv = ["uv", "pip", "install"]
     if real_python:
         uv += ["--python", python]
-    uv += [*requirements, f"--torch-backend={variant.uv_backend}"]
+    uv += [*requirements, f"--torch-backend={variant.uv_backend}"] + (["--reinstall-package", "torch"] if reinstall
+                                                                        else [])
     source = PYPI if from_pypi else PYTORCH_INDEX
     summary = f"torch {version}, {describe_variant(variant)}, Python {tag}, {platform}, from {source}"
     if from_pypi:
         summary += " (the package-index default build)"
     if variant.kind == "cuda" and not env.gpus_of("nvidia"):
         summary += "; it runs on the CPU when there is no GPU (a larger download than the cpu build)"
+    if reinstall:
+        summary += f"; forced over the installed torch {version} of another build, which pip and uv would keep"
     used = tuple(f for f in facts if f is not None)
     unverified = tuple(dict.fromkeys(matrix.describe(f) for f in used if not f.verified))
     return Plan(release, version, tag, platform, variant_name, from_pypi, shell_join(pip, platform),
@@ -388,18 +414,31 @@ def diagnose(env: Environment, matrix: Matrix, target: str | None = None, accele
         report.variant, report.variant_reason = accelerator, "asked for with --accelerator"
     elif known_platform:
         report.variant, report.variant_reason = choose_variant(env, matrix, target, platform)
+    report.installed = installed_fit(env, matrix, target, platform, report.variant, accelerator)
+    fits = report.installed is not None and report.installed.fits
+    chosen = report.variant
+    if fits:  # the checks below are then about the build that is there
+        assert report.installed is not None
+        report.variant = report.installed.variant
+        report.variant_reason = "the installed build, which fits"
     if known_platform and report.variant is not None:
         _check_build(checks, matrix, target, platform, report.variant)
         variant = matrix.variant(target, report.variant)
         if variant is not None and platform in variant.platforms and variant.available.value is not False:
-            _check_gpus(checks, env, matrix, target, platform, variant)
+            _check_gpus(checks, env, matrix, target, platform, variant, installed=fits)
     _check_runtime(checks, env)
     torchvision = env.packages_checked and "torchvision" in env.packages
     if env.packages_checked:
-        _check_installed(checks, env, matrix, target, report.variant)
+        _check_installed(checks, report, matrix)
 
     # what to run
     blocked = any(c.blocking for c in report.checks)
+    if fits:  # nothing to install but a torchvision that must move; torch stays at its version
+        assert report.installed is not None
+        if vision_must_move(env, matrix, target, report.variant):
+            report.plan = make_plan(env, matrix, target, tag, platform, report.variant or chosen or "", True,
+                                    torch_version=report.installed.version.split("+", 1)[0])
+        return report
     if known_platform and report.variant is not None and not blocked:
         report.plan = make_plan(env, matrix, target, tag, platform, report.variant, torchvision)
     if known_platform:
@@ -417,7 +456,24 @@ def diagnose(env: Environment, matrix: Matrix, target: str | None = None, accele
                 report.alternative = nearest(env, matrix, target, tag, platform, report.variant,
                                              require_verified=True, keep_gpu=True, with_torchvision=torchvision)
                 report.alternative_label = "verified alternative"
+    report.plan = _over_installed(env, matrix, report.installed, report.plan, torchvision)
+    report.alternative = _over_installed(env, matrix, report.installed, report.alternative, torchvision)
+    if report.alternative is not None and report.installed is not None \
+            and report.alternative.version == report.installed.version.split("+", 1)[0] \
+            and report.alternative.variant == report.installed.variant:
+        report.alternative_label += ", the build installed now"
     return report
+
+
+def _over_installed(env: Environment, matrix: Matrix, installed: Installed | None, plan: Plan | None,
+                    torchvision: bool) -> Plan | None:
+    """``plan`` with the commands forced to replace an installed torch of the same version and another build."""
+    if plan is None or installed is None or installed.version.split("+", 1)[0] != plan.version \
+            or installed.variant == plan.variant:
+        return plan
+    swapped = make_plan(env, matrix, plan.release, plan.python, plan.platform, plan.variant, torchvision,
+                        reinstall=True)
+    return plan if swapped is None else Plan(**{**swapped.__dict__, "cost": plan.cost})
 
 
 def _check_python(checks: _Checks, env: Environment, matrix: Matrix, target: str, tag: str) -> None:
@@ -495,7 +551,9 @@ def _check_build(checks: _Checks, matrix: Matrix, target: str, platform: str, na
 
 
 def _check_gpus(checks: _Checks, env: Environment, matrix: Matrix, target: str, platform: str,
-                variant: Variant) -> None:
+                variant: Variant, installed: bool = False) -> None:
+    """The GPUs against ``variant``; ``installed``: it is already there, so a GPU build on a machine without the
+    GPU is no download to warn about."""
     nvidia = env.gpus_of("nvidia")
     build = variant.on(platform)
     for gpu in nvidia:
@@ -544,8 +602,8 @@ def _check_gpus(checks: _Checks, env: Environment, matrix: Matrix, target: str, 
                        f"({kernels}); {hint}{why}", [*support.facts, *(v.available for v in dropped)],
                        blocking=True)
     if variant.kind == "cuda" and not nvidia:
-        checks.add("gpu", WARN, f"no NVIDIA GPU found ({_probe_text(env, 'nvidia-smi')}): the {variant.name} build "
-                   "runs, on the CPU only")
+        checks.add("gpu", OK if installed else WARN, f"no NVIDIA GPU found ({_probe_text(env, 'nvidia-smi')}): "
+                   f"the {variant.name} build runs, on the CPU only")
     vendors = (("amd", "rocm", "AMD GPU", "rocminfo"), ("intel", "xpu", "Intel GPU", "xpu-smi"))
     for vendor, kind, label, probe in vendors:
         gpus = env.gpus_of(vendor)
@@ -554,8 +612,8 @@ def _check_gpus(checks: _Checks, env: Environment, matrix: Matrix, target: str, 
                 checks.add("gpu", OK, f"{', '.join(g.name for g in gpus)}: the {variant.name} build; the data does "
                            f"not list which {label} architectures it supports", [variant.available])
             else:
-                checks.add("gpu", WARN, f"no {label} found ({_probe_text(env, probe)}): the {variant.name} build "
-                           "runs, on the CPU only")
+                checks.add("gpu", OK if installed else WARN, f"no {label} found ({_probe_text(env, probe)}): the "
+                           f"{variant.name} build runs, on the CPU only")
         elif gpus:
             checks.add("gpu", WARN, f"{', '.join(g.name for g in gpus)}: the {variant.name} build will not use it")
 
@@ -604,37 +662,182 @@ def _check_runtime(checks: _Checks, env: Environment) -> None:
         checks.add("torch runtime", OK, text + (f"; sees {count} GPU(s)" if count else ""))
 
 
-def _uses_gpu(variant: str, env: Environment) -> bool:
-    if variant.startswith("cu"):
-        return bool(env.gpus_of("nvidia"))
-    if variant.startswith("rocm"):
-        return bool(env.gpus_of("amd"))
-    if variant.startswith("xpu"):
-        return bool(env.gpus_of("intel"))
-    return False
+# the installed torch -----------------------------------------------------------------------------------------
+
+RELEASE_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+INDEX_LABEL = re.compile(r"^(cpu|cu\d+|rocm\d+(\.\d+)*|xpu)$")  # the local labels of the PyTorch index's wheels
+GPU_VENDOR = {"cuda": "nvidia", "rocm": "amd", "xpu": "intel", "mps": "apple"}
 
 
-def _check_installed(checks: _Checks, env: Environment, matrix: Matrix, target: str, variant: str | None) -> None:
+def _runtime_variant(runtime: Mapping[str, object] | None) -> str | None:
+    """The build as the imported torch told it (--import-torch), for when the metadata names none."""
+    if not runtime or not runtime.get("version"):
+        return None
+    if runtime.get("cuda"):
+        major, _, minor = str(runtime["cuda"]).partition(".")
+        return f"cu{major}{minor[:1]}"
+    if runtime.get("hip"):
+        found = re.match(r"\d+\.\d+", str(runtime["hip"]))
+        return f"rocm{found.group(0)}" if found else None
+    return "xpu" if runtime.get("xpu") else "cpu"
+
+
+def _data_variant(matrix: Matrix, release: str, platform: str, name: str | None) -> Variant | None:
+    """The data's variant for an installed build; the macOS wheel's torch/version.py reads as a CPU build."""
+    if name is None:
+        return None
+    variant = matrix.variant(release, name)
+    if name == "cpu" and (variant is None or platform not in variant.platforms):
+        variant = next((v for v in matrix.variants(release).values() if v.kind == "mps" and platform in v.platforms),
+                       None)
+    return variant if variant is not None and platform in variant.platforms else None
+
+
+def installed_source(torch: Package, matrix: Matrix, platform: str) -> str | None:
+    """"pytorch-index" for a local label like +cu130 (PyPI refuses local labels); "pypi" for an unlabelled
+    build that is the package index's default there; None when the metadata does not tell."""
+    if "+" in torch.version:
+        return "pytorch-index" if INDEX_LABEL.match(torch.version.split("+", 1)[1]) else None
+    default = matrix.pypi_default(torch.release, platform) if torch.release in matrix.releases else None
+    return "pypi" if default is not None and torch.variant == default.value else None
+
+
+def _gpu_text(matrix: Matrix, gpus: Sequence[Gpu]) -> str:
+    return ", ".join(_gpu_label(matrix, g) for g in gpus)
+
+
+def _gpus_for(env: Environment, variant: Variant) -> list[Gpu]:
+    return env.gpus_of(GPU_VENDOR.get(variant.kind, ""))
+
+
+def _gpus_used(env: Environment, matrix: Matrix, variant: Variant | None, platform: str) -> list[Gpu]:
+    """The GPUs of this machine that ``variant`` puts to work (a CUDA build: none when it lacks kernels for one)."""
+    gpus = _gpus_for(env, variant) if variant is not None else []
+    build = variant.on(platform) if variant is not None else None
+    if build is None or (variant is not None and variant.kind == "cuda"
+                         and any(cuda_support(matrix, g.arch, build).status == "no" for g in gpus if g.arch)):
+        return []
+    return gpus
+
+
+def installed_fit(env: Environment, matrix: Matrix, target: str, platform: str, chosen: str | None,
+                  accelerator: str | None) -> Installed | None:
+    """Whether the installed torch already is what doctor would install: the newest patch of the target (or a
+    later one) and a build that works here and uses the GPU the chosen build would use. A GPU build on a machine
+    without that GPU fits (it runs on the CPU); a CPU build fits a GPU only when no build of the target has kernels
+    for it. None when torch is not installed or the packages were not read (a simulated Python or platform)."""
+    torch = env.packages.get("torch") if env.packages_checked else None
+    if torch is None or platform not in matrix.platforms:
+        return None
+    version = str(matrix.latest(target).value)
+    name = torch.variant or _runtime_variant(env.torch_runtime)
+    release = torch.release if torch.release in matrix.releases else target  # its build, judged by its own data
+    variant = _data_variant(matrix, release, platform, name)
+    if variant is not None:
+        name = variant.name  # macOS: "cpu" read from torch/version.py is the data's mps build
+    source = installed_source(torch, matrix, platform)
+    details = ([f"{name} build"] if name and "+" not in torch.version else []) + (
+        ["from the package index"] if source == "pypi" else ["from the PyTorch index"] if source else [])
+    label = f"torch {torch.version}" + (f" ({', '.join(details)})" if details else "")
+    facts: list[Fact] = [matrix.latest(target)]  # what a fit rests on
+    problem_facts: list[Fact] = [matrix.latest(target)]  # what a misfit rests on
+    problems: list[str] = []
+    notes: list[str] = []
+    verdict = OK
+
+    # the version: the target's newest patch; a later patch of the same release still fits
+    if not RELEASE_VERSION.match(torch.public):
+        problems.append(f"{torch.public} is not a release (a pre-release or a source build?)")
+        verdict = WARN
+    elif version_key(torch.public)[:2] != version_key(version)[:2]:
+        newer = version_key(torch.public) > version_key(version)
+        problems.append(f"{'newer' if newer else 'older'} than the target, torch {target}")
+        verdict = WARN if newer else verdict
+    elif version_key(torch.public) < version_key(version):
+        problems.append(f"an older patch than {version}, the newest of torch {target}")
+    elif torch.public != version:
+        notes.append(f"a later patch than {version}, the newest the data knows")
+
+    # the build
+    wanted = matrix.variant(target, chosen) if chosen else None
+    wanted_gpus = _gpus_used(env, matrix, wanted, platform)  # the GPUs the build doctor would install uses
+    if accelerator is not None and name != accelerator:
+        problems.append(f"--accelerator asks for the {accelerator} build")
+    elif variant is None:
+        unknown = f"the data knows no {name} build of torch {release} for {platform}" if name else \
+            "its build is not known from its metadata (--import-torch reads it)"
+        if wanted_gpus:
+            problems.append(f"{unknown}, so whether it uses {_gpu_text(matrix, wanted_gpus)} cannot be told")
+            verdict = WARN
+        else:
+            notes.append(f"{unknown}; with no GPU for a build to use here, any build of it runs on the CPU")
+    else:
+        facts += [variant.available, variant.platforms[platform].fact]
+        build = variant.platforms[platform]
+        for gpu in env.gpus_of("nvidia") if variant.kind == "cuda" else []:
+            support = cuda_support(matrix, gpu.arch, build) if gpu.arch else Support("unknown")
+            facts += support.facts
+            if support.status == "no":
+                problems.append(f"it has no kernels for {_gpu_label(matrix, gpu)}")
+                verdict = WARN
+                problem_facts += support.facts
+            elif support.status == "unknown" and wanted_gpus and wanted is not None and wanted.name != variant.name:
+                problems.append(f"the data does not know whether its kernels run on {_gpu_label(matrix, gpu)}")
+                verdict = WARN
+                problem_facts += support.facts
+        if wanted_gpus and wanted is not None and wanted.kind != variant.kind:
+            problems.append(f"it does not use this machine's GPU, {_gpu_text(matrix, wanted_gpus)}")
+            verdict = WARN
+        elif not wanted_gpus and variant.kind == "cpu" and env.gpus_of("nvidia"):
+            others = [f"torch {r}'s {v} build" for g in env.gpus_of("nvidia") if g.arch
+                      for r, v in builds_supporting(matrix, g.arch, platform)]
+            notes.append(f"no build of torch {target} has kernels for {_gpu_text(matrix, env.gpus_of('nvidia'))}"
+                         + (f"; {', '.join(dict.fromkeys(others))} does" if others else ""))
+    if problems:
+        return Installed(torch.version, name, source, label, False, "; ".join(problems), verdict,
+                         tuple(dict.fromkeys(problem_facts)))
+    return Installed(torch.version, variant.name if variant else None, source, label, True, "; ".join(notes), OK,
+                     tuple(dict.fromkeys(facts)))
+
+
+def vision_must_move(env: Environment, matrix: Matrix, target: str, variant: str | None) -> bool:
+    """Whether the installed torchvision must be reinstalled to go with torch ``target`` (``variant`` build)."""
+    vision = env.packages.get("torchvision") if env.packages_checked else None
+    pair = matrix.torchvision_for(target)
+    if vision is None or pair is None:
+        return False
+    return vision.release != pair.raw["torchvision"] or bool(vision.variant and variant and vision.variant != variant)
+
+
+def _check_torch(checks: _Checks, report: Report, matrix: Matrix) -> None:
+    installed, version = report.installed, str(matrix.latest(report.target).value)
+    if installed is None:
+        checks.add("torch", OK, "torch is not installed here")
+        return
+    if installed.fits:
+        vision = vision_must_move(report.environment, matrix, report.target, report.variant)
+        text = f"{installed.label} is installed and fits: " + (
+            "only torchvision must move with it (the command below)" if vision else "nothing to install")
+        checks.add("torch", OK, text + (f" ({installed.why})" if installed.why else ""), installed.facts)
+        return
+    if any(c.blocking for c in report.checks):
+        action = "see below"
+    elif report.variant is not None and report.variant != installed.variant:
+        action = f"the command below installs the {report.variant} build of torch {version} instead"
+    else:
+        action = f"the command below installs torch {version}"
+    checks.add("torch", installed.verdict, f"{installed.label} is installed but does not fit: {installed.why}; "
+               f"{action}", installed.facts)
+
+
+def _check_installed(checks: _Checks, report: Report, matrix: Matrix) -> None:
     """Checks on torch, torchvision, torchaudio, triton and torchcodec as installed."""
+    env, target, variant = report.environment, report.target, report.variant
+    stays = report.installed is not None and report.installed.fits and not vision_must_move(env, matrix, target,
+                                                                                            variant)
     packages = env.packages
     torch = packages.get("torch")
-    version = str(matrix.latest(target).value)
-    if torch is None:
-        checks.add("torch", OK, "torch is not installed here")
-    else:
-        label = f"torch {torch.version}" + (f" ({torch.variant} build, from its {torch.variant_from})"
-                                              if torch.variant and "+" not in torch.version else "")
-        if version_key(torch.public) > version_key(version):
-            checks.add("torch", WARN, f"{label} is installed, newer than the target {version}")
-        elif torch.public == version and (variant is None or torch.variant in (None, variant)):
-            checks.add("torch", OK, f"{label} is installed: the target already")
-        elif torch.variant and variant and torch.variant != variant:
-            gpu_unused = any(env.gpus_of(v) for v in ("nvidia", "amd", "intel")) and not _uses_gpu(torch.variant, env)
-            checks.add("torch", WARN if gpu_unused else OK, f"{label} is installed"
-                       + (", and it does not use this machine's GPU" if gpu_unused else "")
-                       + f": the command below installs the {variant} build of torch {version} instead")
-        else:
-            checks.add("torch", OK, f"{label} is installed: the command below upgrades it to {version}")
+    _check_torch(checks, report, matrix)
     vision = packages.get("torchvision")
     if vision is not None:
         if torch is not None:
@@ -657,7 +860,8 @@ def _check_installed(checks: _Checks, env: Environment, matrix: Matrix, target: 
             verdict = OK if vision.release == pair.raw["torchvision"] else WARN
             reason = (f"torchvision {pair.raw['torchvision']} {how} torch {target}"
                       + (f"; the installed {vision.version} must move with torch: the command below pins "
-                         f"torchvision=={pin}" if verdict == WARN else f"; the command keeps it at {pin}"))
+                         f"torchvision=={pin}" if verdict == WARN else f"; the installed {vision.version} goes "
+                         "with it" if stays else f"; the command keeps it at {pin}"))
             checks.add("torchvision", verdict, reason, [pair])
             if vision.variant and variant and vision.variant != variant:
                 checks.add("torchvision", WARN, f"torchvision {vision.version} is the {vision.variant} build; install "

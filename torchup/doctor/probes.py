@@ -343,6 +343,8 @@ def variant_of(version: str, dist: metadata.Distribution | None = None) -> tuple
         match = re.match(r"(?:cuda-toolkit|nvidia-cuda-runtime(?:-cu\d+)?)\b[^=]*==\s*(\d+)\.(\d+)", requirement)
         if match:
             return f"cu{match.group(1)}{match.group(2)}", "CUDA dependency"
+    if "cuda" in values and "__version__" in values:  # it names no GPU runtime: the CPU build (macOS: CPU + MPS)
+        return "cpu", "torch/version.py"
     return None, ""
 
 

@@ -50,10 +50,25 @@ def _plan_lines(title: str, plan: Plan) -> list[str]:
     return lines
 
 
-def render_text(report: Report, matrix: Matrix) -> str:
+def unverified_facts(report: Report) -> list[Fact]:
+    """The unverified facts behind the checks and the commands, each once."""
+    facts = dict(report.facts_used)
+    for plan in (report.plan, report.alternative):
+        for fact in plan.facts if plan is not None else ():
+            facts.setdefault(fact.path, fact)
+    return [fact for fact in facts.values() if not fact.verified]
+
+
+def render_text(report: Report, matrix: Matrix, verbose: bool = False) -> str:
+    """The report for people; ``verbose`` lists the unverified facts behind it instead of counting them."""
     env = report.environment
-    lines = [f"torchup doctor: installing torch {report.version} (target {report.target}) on this machine"
-             + (" (what if)" if env.simulated else ""), "", "Environment"]
+    installed = report.installed
+    if installed is not None and installed.fits:
+        head = f"torch {report.version} (target {report.target}) on this machine: the installed torch " \
+               f"{installed.version} fits"
+    else:
+        head = f"installing torch {report.version} (target {report.target}) on this machine"
+    lines = [f"torchup doctor: {head}" + (" (what if)" if env.simulated else ""), "", "Environment"]
     for key, value in _environment_lines(env):
         lines += _wrap(value, f"  {key:<12} ", " " * 15)
     lines += ["", f"Checks for torch {report.target}"]
@@ -61,7 +76,11 @@ def render_text(report: Report, matrix: Matrix) -> str:
         suffix = "" if check.verified else f"  [{UNVERIFIED}]"
         lines += _wrap(check.reason + suffix, f"  {check.verdict:<6} {check.name:<14} ", " " * 24)
     lines.append("")
-    if report.plan is not None:
+    if report.nothing_to_install:
+        assert installed is not None
+        lines += _wrap(f"Nothing to install: {installed.label} is installed and fits torch {report.target} on this "
+                       "machine.", "", "  ")
+    elif report.plan is not None:
         lines += _plan_lines("Install", report.plan)
         if report.variant_reason:
             lines += _wrap(f"build chosen: {report.variant_reason}", "  ", "    ")
@@ -72,14 +91,14 @@ def render_text(report: Report, matrix: Matrix) -> str:
     if report.alternative is not None:
         lines.append("")
         lines += _plan_lines(report.alternative_label[:1].upper() + report.alternative_label[1:], report.alternative)
-    elif report.plan is None:
+    elif report.plan is None and not report.nothing_to_install:
         lines.append("No other build in the data works here either.")
-    facts = dict(report.facts_used)
-    for plan in (report.plan, report.alternative):
-        for fact in plan.facts if plan is not None else ():
-            facts.setdefault(fact.path, fact)
-    unverified = [fact for fact in facts.values() if not fact.verified]
-    if unverified:
+    unverified = unverified_facts(report)
+    if unverified and not verbose:
+        many = len(unverified) != 1
+        lines += ["", f"{len(unverified)} fact{'s' if many else ''} behind this report {'are' if many else 'is'} "
+                  f"unverified (marked [{UNVERIFIED}]); --verbose lists them"]
+    elif unverified:
         lines += ["", "Unverified facts behind this report (marked so in the data; doctor does not guess):"]
         for fact in unverified:
             lines += _wrap(_fact_text(fact, matrix), "  - ", "    ")
@@ -91,6 +110,8 @@ def render_text(report: Report, matrix: Matrix) -> str:
                            "    ", "      ")
     errors, warnings = len(report.errors), len(report.warnings)
     state = "problems found" if report.exit_code else "ready"
+    if report.nothing_to_install:
+        state += ", nothing to install"
     lines += ["", f"Result: {state}: {errors} error(s), {warnings} warning(s) (exit {report.exit_code})"]
     return "\n".join(lines) + "\n"
 
@@ -118,7 +139,7 @@ def _plan_dict(plan: Plan | None) -> dict[str, Any] | None:
 
 
 def to_json(report: Report, matrix: Matrix) -> dict[str, Any]:
-    env = report.environment
+    env, installed = report.environment, report.installed
     return {
         "target": report.target,
         "torch": report.version,
@@ -150,9 +171,17 @@ def to_json(report: Report, matrix: Matrix) -> dict[str, Any]:
         "plan": _plan_dict(report.plan),
         "alternative": _plan_dict(report.alternative),
         "alternative_label": report.alternative_label or None,
+        "installed": None if installed is None else {
+            "torch": installed.version,
+            "variant": installed.variant,
+            "index": installed.source,
+            "fits": installed.fits,
+            "why": installed.why or None,
+        },
+        "nothing_to_install": report.nothing_to_install,
         "unverified_facts": [
             {"path": f.path, "fact": matrix.describe(f), "sources": list(f.sources), "date": f.date}
-            for f in report.facts_used.values() if not f.verified
+            for f in unverified_facts(report)
         ],
         "errors": len(report.errors),
         "warnings": len(report.warnings),

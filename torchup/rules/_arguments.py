@@ -92,11 +92,12 @@ def rename_reference(ctx: Context, node: ast.expr, qualname: str, new_name: str)
     removed when nothing else uses it). For renames where both names are the same function."""
     if isinstance(node, ast.Attribute):
         edit = rename_attribute(ctx.source, node, new_name)
-        return Fix(f"use `{new_name}`", Applicability.SAFE, (edit,)) if edit else None
+        return Fix(f"use `{new_name}`", Applicability.SAFE, (edit,), replaces=qualname) if edit else None
     if not isinstance(node, ast.Name):
         return None
     reference = ctx.symbol_reference(f"{qualname.rpartition('.')[0]}.{new_name}", node)
     if reference is None:
         return None
     text, imports = reference
-    return Fix(f"use `{text}`", Applicability.SAFE, (Edits(ctx.source).replace(node, text),), imports, (id(node),))
+    edit = Edits(ctx.source).replace(node, text)
+    return Fix(f"use `{text}`", Applicability.SAFE, (edit,), imports, (id(node),), replaces=qualname)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Edit, Fix, ImportRequest, preview
 from torchup.facts import FACTS, removed
-from torchup.inference import Evidence, class_evidence, tensor_evidence
+from torchup.inference import Evidence, bound_nowhere, class_evidence, tensor_evidence
 from torchup.patterns import BoundCall, Edits, bind_call, has_comment
 
 # Maps a bound call to argument edits, or None when no exact rewrite exists.
@@ -58,6 +58,7 @@ def report_reference(ctx: Context, node: ast.expr, qualname: str) -> None:
         f"`{qualname}` is {removal_note(qualname)}; this reference will raise when called",
         help=f"refer to `{replacement}` instead and check its arguments (`torchup rule {ctx.rule.code}`)"
         if ctx.rule else None,
+        subject=qualname,
     )
 
 
@@ -91,7 +92,8 @@ def function_call_fix(
     callee = f"{module_text}.{replacement.rsplit('.', 1)[1]}"
     edits = [Edits(ctx.source).replace(call.func, callee), *arguments.edits]
     released = (id(call.func),) if isinstance(call.func, ast.Name) else ()
-    return Fix(fix_message(ctx, call, edits, replacement), applicability, tuple(edits), imports, released)
+    message = fix_message(ctx, call, edits, replacement)
+    return Fix(message, applicability, tuple(edits), imports, released, replaces=ctx.qualified_name(call.func))
 
 
 def method_call_fix(
@@ -139,6 +141,8 @@ def method_receiver_evidence(ctx: Context, call: ast.Call) -> Evidence:
     """How sure we are that ``recv`` in ``recv.method(...)`` is a tensor whose method is torch's."""
     assert isinstance(call.func, ast.Attribute)
     receiver = call.func.value
+    if bound_nowhere(ctx, receiver):
+        return Evidence.NOT_TENSOR  # `tf.cholesky(A)` in a file that never binds `tf`
     if isinstance(receiver, ast.Name):
         cls = _class_of_self(ctx, receiver)
         if cls is not None:
@@ -226,4 +230,5 @@ class TensorMethod:
                 f"`Tensor.{self.method}()` is removed in torch 2.14{kind}",
                 help=None if fix else f"{self.manual_help}; {NO_EXACT_FIX}",
                 fix=fix,
+                receiver_method=None if evidence is Evidence.TENSOR else self.method,
             )

@@ -37,6 +37,7 @@ class TorchCholesky(Rule):
     triggers = ("cholesky",)
     # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
     word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
+    renames: ClassVar[dict[str, str]] = {"torch.cholesky": "torch.linalg.cholesky"}
     docs = RuleDocs(
         what="Finds calls of and references to `torch.cholesky`, through any import form "
         "(`import torch as th`, `from torch import cholesky as chol`, `from torch import *`).",
@@ -144,6 +145,7 @@ class TorchCholesky(Rule):
                 "`torch.cholesky` is removed in torch 2.14 (it raises RuntimeError)",
                 help=None if fix else f"use `torch.linalg.cholesky`; {NO_EXACT_FIX}",
                 fix=fix,
+                subject=qualname,
             )
 
 

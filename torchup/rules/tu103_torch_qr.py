@@ -64,6 +64,7 @@ class TorchQr(Rule):
     triggers = ("qr",)
     # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
     word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
+    renames: ClassVar[dict[str, str]] = {"torch.qr": "torch.linalg.qr"}
     docs = RuleDocs(
         what="Finds calls of and references to `torch.qr`, through any import form.",
         why=f"""
@@ -158,6 +159,7 @@ class TorchQr(Rule):
                 "`torch.qr` is removed in torch 2.14 (it raises RuntimeError)",
                 help=None if fix else f'use `torch.linalg.qr(A, mode="reduced" | "complete")`; {NO_EXACT_FIX}',
                 fix=fix,
+                subject=qualname,
             )
 
 

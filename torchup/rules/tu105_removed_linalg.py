@@ -15,13 +15,20 @@ from torchup.prefilter import CODE
 from torchup.rule import Example, FixAvailability, Rule, RuleDocs
 from torchup.rules._linalg import method_calls, method_receiver_evidence, removed_error, report_reference
 
-FUNCTIONS = frozenset(
-    name for name in FACTS["removed"] if name.startswith("torch.") and not name.startswith("torch.Tensor.")
-    and name.rsplit(".", 1)[1] not in ("cholesky", "qr")
-)
-METHODS = ("symeig", "eig", "lstsq", "solve")
+# What releases before 2.13 removed (2.14's removals are TU101-TU104's).
+_OLD = frozenset(name for name, facts in FACTS["removed"].items() if facts["removed_in"] != "2.14")
+FUNCTIONS = frozenset(name for name in _OLD if not name.startswith("torch.Tensor."))
+UNBOUND = frozenset(name for name in _OLD if name.startswith("torch.Tensor."))  # torch.Tensor.gesv(x, A)
+METHODS = tuple(sorted(name.rsplit(".", 1)[1] for name in UNBOUND))
+# Method names other libraries' objects have too (SciPy and SymPy solvers, eigen-solvers): reported
+# on evident tensors only. The LAPACK-era names (btrifact, potrf, gels, ...) are torch's alone in a
+# file that imports torch, so an unknown receiver is reported too, without a fix.
+COMMON_METHODS = frozenset({"solve", "eig", "lstsq", "symeig"})
 
-# Old positional signatures (torch 2.13 stubs; pre-1.0 docs for the absent names).
+# Old signatures: the 1.x functions (torch/functional.py of 1.1.0; the 2.13 stubs for the rest), which
+# their Tensor methods share with `self` first. btrifact's second positional parameter was `info` in
+# 1.0 and `pivot` in 1.1, so `pivot` binds by keyword only; btriunpack's unpack_* flags are left out:
+# set to False they gave None where torch.lu_unpack gives empty tensors.
 SIGNATURES: dict[str, tuple[list[str], tuple[str, ...]]] = {
     "torch.symeig": (["input", "eigenvectors", "upper"], ("out",)),
     "torch.matrix_rank": (["input", "tol", "symmetric"], ("out",)),
@@ -30,6 +37,9 @@ SIGNATURES: dict[str, tuple[list[str], tuple[str, ...]]] = {
     "torch.potrf": (["a", "upper"], ("out",)),
     "torch.potrs": (["b", "u", "upper"], ("out",)),
     "torch.potri": (["u", "upper"], ("out",)),
+    "torch.btrifact": (["A"], ("pivot", "out")),
+    "torch.btrifact_with_info": (["A"], ("pivot", "out")),
+    "torch.btriunpack": (["LU_data", "LU_pivots"], ()),
 }
 
 # Builds the replacement text of the whole call from its bound arguments; None: guidance only.
@@ -53,7 +63,7 @@ def _upper_keyword(ctx: Context, bound: BoundCall, default: bool) -> str | None:
 
 def _symeig(ctx: Context, bound: BoundCall, linalg: str) -> str | None:
     vectors = bound.get("eigenvectors")
-    if vectors is None or literal_bool(vectors.value) is not True:
+    if vectors is None or literal_bool(vectors.value) is not True or bound.get("out"):
         return None  # eigenvalues only returned (values, empty tensor): the shape of the result changes
     upper = bound.get("upper")
     upper_value = True if upper is None else literal_bool(upper.value)
@@ -98,12 +108,33 @@ def _potri(ctx: Context, bound: BoundCall, linalg: str) -> str | None:
     return None if upper is None or bound.get("out") else f"{torch}.cholesky_inverse({_text(ctx, bound, 'u')}{upper})"
 
 
+def _lu_factor(function: str) -> Rewrite:
+    """btrifact -> lu_factor, btrifact_with_info -> lu_factor_ex: 1.1 defined both as torch.lu calls,
+    which torch.lu's own docs map onto these (tests/test_differential.py runs the pairs)."""
+
+    def rewrite(ctx: Context, bound: BoundCall, linalg: str) -> str | None:
+        if bound.get("out"):
+            return None  # 1.0's btrifact had no out=; 1.1's passed it on to torch.lu
+        pivot = f", pivot={_text(ctx, bound, 'pivot')}" if bound.get("pivot") else ""  # keyword-only now
+        return f"{linalg}.{function}({_text(ctx, bound, 'A')}{pivot})"
+
+    return rewrite
+
+
+def _btriunpack(ctx: Context, bound: BoundCall, linalg: str) -> str | None:
+    torch = linalg.rsplit(".", 1)[0]
+    return f"{torch}.lu_unpack({_text(ctx, bound, 'LU_data')}, {_text(ctx, bound, 'LU_pivots')})"
+
+
 REWRITES: dict[str, Rewrite] = {
     "torch.symeig": _symeig,
     "torch.matrix_rank": _matrix_rank,
     "torch.potrf": _potrf,
     "torch.potrs": _potrs,
     "torch.potri": _potri,
+    "torch.btrifact": _lu_factor("lu_factor"),
+    "torch.btrifact_with_info": _lu_factor("lu_factor_ex"),
+    "torch.btriunpack": _btriunpack,
 }
 SOLVERS = ("torch.solve", "torch.gesv")  # (B, A) -> solution, LU: exact only where .solution / [0] is taken
 
@@ -111,7 +142,7 @@ SOLVERS = ("torch.solve", "torch.gesv")  # (B, A) -> solution, LU: exact only wh
 class RemovedLinalg(Rule):
     code = "TU105"
     name = "removed-linalg-function"
-    summary = "Old linear-algebra functions (`symeig`, `eig`, `lstsq`, `solve`, `matrix_rank`, `potrf`, ...) raise."
+    summary = "Linear-algebra functions and Tensor methods torch 1.x removed (`symeig`, `btrifact`, `gels`, ...)."
     since = None
     fix_availability = FixAvailability.UNSAFE
     triggers = tuple(sorted({name.rsplit(".", 1)[1] for name in FUNCTIONS} | set(METHODS)))
@@ -119,37 +150,56 @@ class RemovedLinalg(Rule):
     word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({CODE}))
     docs = RuleDocs(
         what="""
-        Finds `torch.symeig`, `torch.eig`, `torch.lstsq`, `torch.solve`, `torch.matrix_rank`, the
-        Tensor methods `symeig`, `eig`, `lstsq`, `solve` (on receivers that are evidently tensors:
-        `solve` is too common a method name to guess), and the pre-1.0 names `potrf`, `potrs`,
-        `potri`, `gesv`, `trtrs`, `btrifact`, `btrisolve`. Each message names the `torch.linalg`
-        replacement and how arguments and results differ.
+        Finds the linear-algebra functions torch 1.x and 2.0 removed, through any import form, and
+        their Tensor methods: `symeig`, `eig`, `lstsq`, `solve`, `matrix_rank` (deprecated in 1.9,
+        stubs that raise since 1.12-2.0), and the LAPACK-era names removed in 1.2 (`btrifact`,
+        `btrifact_with_info`, `btrisolve`, `btriunpack`, `gesv`, `trtrs`, `potrf`, `potrs`, `potri`,
+        `pstrf`) and 1.3 (`gels`). Each message names the release that removed it and the
+        replacement (`torch.linalg.lu_factor`, `torch.lu_unpack`, `torch.linalg.lu_solve`, ...),
+        and the help says how arguments and results differ. Methods follow the receiver's evidence:
+        `x.btrifact()` is reported unless `x` is evidently something else (an array of another
+        library, an instance of a class of the file's own that defines the method), with "if the
+        receiver is a tensor" when `x` is not evidently a tensor; `solve`, `eig`, `lstsq` and
+        `symeig`, method names other libraries use too, only on evident tensors.
         """,
         why=f"""
-        These already fail in torch 2.13 and still do in 2.14: the first five are stubs raising
+        These already fail in torch 2.13 and still do in 2.14: `symeig`, `eig`, `lstsq`, `solve`
+        and `matrix_rank` are stubs raising
 
             {removed_error()} ...
 
-        and the pre-1.0 names do not exist at all (AttributeError). Code that still calls them is
+        and the LAPACK-era names do not exist at all (AttributeError). Code that still calls them is
         dead code or code that was never run against a modern torch; an upgrade is the moment to
-        port it.
+        port it. The releases are read from the wheels (torch 1.0.0 to 2.0.0 and 2.13.0):
+        `torchup/data/torch_api.json` cites, for each name, the wheel files that show it going.
         """,
         fix="""
-        Only where the rewrite is mechanical:
+        Only where the rewrite is mechanical, for `torch.f(x, ...)`, `torch.Tensor.f(x, ...)` and
+        `x.f(...)` alike (the method only where `x` is evidently a tensor):
         `symeig(A, eigenvectors=True[, upper=U])` -> `torch.linalg.eigh(A, UPLO="U")` (symeig read
         the upper triangle by default, eigh the lower); `matrix_rank(A, tol, symmetric)` ->
         `torch.linalg.matrix_rank(A, atol=tol, rtol=0, hermitian=symmetric)`;
         `solve(B, A).solution` or `solve(B, A)[0]` (also `gesv`) -> `torch.linalg.solve(A, B)`;
         `potrf(A, upper=True)` -> `torch.linalg.cholesky(A, upper=True)`; `potrs(b, u)` ->
         `torch.cholesky_solve(b, u, upper=True)`; `potri(u)` -> `torch.cholesky_inverse(u, upper=True)`
-        (the pre-1.0 functions defaulted to the upper factor). Everything else is guidance only:
-        `eig` returns complex tensors now, `lstsq` pads no more, `trtrs` and `btrisolve` changed
-        argument order and result shape.
+        (the LAPACK-era functions defaulted to the upper factor); `btrifact(A[, pivot=P])` ->
+        `torch.linalg.lu_factor(A[, pivot=P])`; `btrifact_with_info(A)` ->
+        `torch.linalg.lu_factor_ex(A)`; `btriunpack(LU, pivots)` -> `torch.lu_unpack(LU, pivots)`.
+        Everything else is guidance only: `eig` returns complex tensors now, `lstsq` and `gels` pad
+        no more, `trtrs` and `btrisolve` changed argument order and result shape, `pstrf` (pivoted
+        Cholesky) has no counterpart, a positional second argument of `btrifact` was `info` in 1.0
+        and `pivot` in 1.1, and `btriunpack(..., unpack_data=False)` gave None where `lu_unpack`
+        gives empty tensors.
         """,
         fix_safety="""
-        Always unsafe: the original code cannot run on 2.13 or 2.14, so the rewrite cannot be
-        proven by executing both, and the result types differ (named tuples of another class).
-        Review each change.
+        Always unsafe: the original code cannot run on 2.13 or 2.14, so the differential test
+        cannot execute it, and the result types differ (named tuples of another class). Review
+        each change. The examples' `btrifact`, `btriunpack`, `Tensor.btrifact_with_info` and
+        `Tensor.potrf` fixes are proven through their last definition instead: torch 1.1.0 defined
+        each as one call of a function 2.13 still has (`torch.lu`, `torch.lu_unpack`,
+        `torch._lu_with_info`, `Tensor.cholesky`); the differential test runs those calls under
+        2.13 and the fixed code under 2.14 and compares the results bit for bit. That 1.0 and 1.1
+        behaved like the 1.1 definitions rests on the wheels' sources, not on a run.
         """,
     )
     examples = (
@@ -180,13 +230,53 @@ class RemovedLinalg(Rule):
             executable=False,
         ),
         Example(
-            "guidance only: the results changed shape",
+            "btrifact and btriunpack",
             """
             import torch
+            LU, pivots = torch.btrifact(A)
+            P, L, U = torch.btriunpack(LU, pivots)
+            """,
+            findings=2,
+            fixed="""
+            import torch
+            LU, pivots = torch.linalg.lu_factor(A)
+            P, L, U = torch.lu_unpack(LU, pivots)
+            """,
+            unsafe=True,
+            executable=False,  # proven through torch 1.1's definitions (tests/test_differential.py)
+        ),
+        Example(
+            "methods of an evident tensor",
+            """
+            import torch
+            M = torch.as_tensor(A)
+            LU, pivots, info = M.btrifact_with_info()
+            U = M.potrf()
+            """,
+            findings=2,
+            fixed="""
+            import torch
+            M = torch.as_tensor(A)
+            LU, pivots, info = torch.linalg.lu_factor_ex(M)
+            U = torch.linalg.cholesky(M, upper=True)
+            """,
+            unsafe=True,
+            executable=False,  # proven through torch 1.1's definitions (tests/test_differential.py)
+        ),
+        Example(
+            "guidance only: a receiver of unknown type, results that changed shape",
+            """
+            import torch
+
+            def lu_solve(x, b):
+                LU, pivots = x.btrifact()
+                return b.btrisolve(LU, pivots)
+
             X, QR = torch.lstsq(B, A)
             w, v = torch.eig(A, eigenvectors=True)
             """,
-            findings=2,
+            findings=4,
+            unsafe=True,
         ),
         Example(
             "a solver object is not a tensor",
@@ -202,39 +292,69 @@ class RemovedLinalg(Rule):
             """,
             findings=0,
         ),
+        Example(
+            "NumPy arrays and a class's own methods are not torch's",
+            """
+            import numpy as np
+            import torch
+
+            class Factorization:
+                def btrifact(self):
+                    return self
+
+                def refresh(self):
+                    return self.btrifact()
+
+            a = np.eye(3)
+            f = a.potrf()
+            g = Factorization().btrifact()
+            x = np.linalg.solve(a, a[0])
+            """,
+            findings=0,
+        ),
     )
 
     def check(self, ctx: Context) -> None:
-        for node, qualname, call in ctx.references_to(FUNCTIONS):
+        for node, qualname, call in ctx.references_to(FUNCTIONS | UNBOUND):
             if call is None:
                 report_reference(ctx, node, qualname)
                 continue
+            function = qualname.replace("torch.Tensor.", "torch.", 1)  # the unbound method takes self first
             facts = removed(qualname)
-            fix = self._fix(ctx, call, qualname)
             ctx.report(
                 node,
                 f"`{qualname}` is {_when(facts)}; use `{facts['replacement']}`",
-                help=facts.get("differences"),
-                fix=fix,
+                help=removed(function).get("differences"),
+                fix=self._fix(ctx, call, function),
             )
         for method in METHODS:
             for call in method_calls(ctx, method):
-                if method_receiver_evidence(ctx, call) is not Evidence.TENSOR:
+                evidence = method_receiver_evidence(ctx, call)
+                if evidence is Evidence.NOT_TENSOR or (evidence is Evidence.UNKNOWN and method in COMMON_METHODS):
                     continue
                 facts = removed(f"torch.Tensor.{method}")
-                details = removed(f"torch.{method}").get("differences")
+                assert isinstance(call.func, ast.Attribute)
+                # `x.m(args)` is `torch.m(x, args)`: the same rewrite, only where x is surely a tensor.
+                receiver = call.func.value
+                as_function = ast.copy_location(
+                    ast.Call(func=call.func, args=[receiver, *call.args], keywords=call.keywords), call
+                )
+                fix = self._fix(ctx, call, f"torch.{method}", as_function) if evidence is Evidence.TENSOR else None
+                kind = "" if evidence is Evidence.TENSOR else " if the receiver is a tensor"
                 ctx.report(
                     call.func,
-                    f"`Tensor.{method}()` is {_when(facts)}; use `{facts['replacement']}`",
-                    help=details,
+                    f"`Tensor.{method}()` is {_when(facts)}; use `{facts['replacement']}`{kind}",
+                    help=removed(f"torch.{method}").get("differences"),
+                    fix=fix,
                 )
 
-    def _fix(self, ctx: Context, call: ast.Call, qualname: str) -> Fix | None:
+    def _fix(self, ctx: Context, call: ast.Call, qualname: str, as_function: ast.Call | None = None) -> Fix | None:
+        """The rewrite of ``call`` (a function call, or a method call read as ``as_function``)."""
         reference = ctx.module_reference("torch.linalg", call)
         if reference is None or qualname not in SIGNATURES:
             return None
         positional, keyword_only = SIGNATURES[qualname]
-        bound = bind_call(call, positional, keyword_only)
+        bound = bind_call(as_function or call, positional, keyword_only)
         if bound is None or bound.has_star_args or bound.has_star_kwargs:
             return None
         linalg, imports = reference
@@ -266,8 +386,8 @@ def _takes_solution(outer: ast.expr | None) -> bool:
 
 def _when(facts: dict[str, str]) -> str:
     if facts.get("absent"):
-        return "long removed from torch (AttributeError in 2.13 and 2.14)"
-    return "removed (it already raises in torch 2.13 and still does in 2.14)"
+        return f"removed in torch {facts['removed_in']} (AttributeError in 2.13 and 2.14)"
+    return f"removed in torch {facts['removed_in']} (only a stub that raises is left in 2.13 and 2.14)"
 
 
 RULE = RemovedLinalg()

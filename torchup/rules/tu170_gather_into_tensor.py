@@ -31,6 +31,7 @@ class GatherIntoTensor(Rule):
     triggers = (OLD_NAME,)
     # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
     word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
+    renames: ClassVar[dict[str, str]] = {name: f"{name.rpartition('.')[0]}.{NEW_NAME}" for name in sorted(NAMES)}
     docs = RuleDocs(
         what="""
         Finds references to `torch.distributed.gather_into_tensor` (also through

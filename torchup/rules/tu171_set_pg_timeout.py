@@ -28,6 +28,7 @@ class SetPgTimeout(Rule):
     triggers = ("_set_pg_timeout",)
     # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
     word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
+    renames: ClassVar[dict[str, str]] = {OLD: f"{OLD.rpartition('.')[0]}.{NEW_NAME}"}
     docs = RuleDocs(
         what="""
         Finds references to the private `torch.distributed.distributed_c10d._set_pg_timeout`

@@ -70,7 +70,11 @@ class FmaxFminTieGradient(Rule):
             from torch import fmin
             hi = torch.fmax(A, B)
             lo = fmin(A, B)
-            mid = A.fmax(torch.zeros_like(A))
+
+            def positive(t):
+                return t.fmax(torch.zeros_like(t))
+
+            mid = positive(A)
             """,
             findings=3,
         ),

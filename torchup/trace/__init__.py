@@ -1,9 +1,11 @@
-"""``torchup trace``: run a program in this process, like ``coverage run``, and report at exit what
-torch 2.14 changes for the calls it actually made.
+"""``torchup trace``: run a program in the process of the Python it names, like ``coverage run``, and
+report at exit what torch 2.14 changes for the calls it actually made.
 
     torchup trace [--json PATH] [--target-python X.Y] -- python train.py args...
-    torchup trace -- python -m package.module args...
+    torchup trace -- /path/to/venv/bin/python -m package.module args...
     python -m torchup.trace train.py args...
+
+A named Python other than the one running torchup gets the trace by re-exec (``launch``).
 
 The report goes to stderr (the program's stdout is left alone); the program's exit code is kept.
 """
@@ -19,10 +21,8 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-PYTHON_NAMES = ("python", "python3")
 
-
-def parse(argv: Sequence[str]) -> argparse.Namespace:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchup trace",
         description="Run a Python program and report the torch 2.14 behaviour changes its calls hit.",
@@ -35,42 +35,92 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         help="watch through a TorchFunctionMode too (sees clamp calls on methods fetched before tracing began; "
         "slower: a Python call on every torch operation)",
     )
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="[--] [python] script.py args | -m module args")
+    parser.add_argument(
+        "command", nargs=argparse.REMAINDER, help="[--] [python [options]] script.py args | -m module args"
+    )
+    return parser
+
+
+def parse(argv: Sequence[str], *, here: bool = False) -> argparse.Namespace:
+    """The options, and in ``args.program`` what to run where. ``here``: the command is already the
+    program (``script args`` or ``-m module args``) for this interpreter: the bootstrap's call."""
+    from torchup.trace.launch import Program, UsageError, resolve
+
+    parser = _parser()
     args = parser.parse_args(argv)
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
-    if command and (os.path.basename(command[0]) in PYTHON_NAMES or os.path.basename(command[0]).startswith(
-        "python3."
-    ) or os.path.abspath(command[0]) == os.path.abspath(sys.executable)):
-        command = command[1:]
     if not command or command == ["-m"]:
         parser.error("give the program to run: torchup trace -- python script.py [args] (or -m module)")
-    args.command = command
+    if here:
+        args.program = Program(command)
+        return args
+    try:
+        args.program = resolve(command)
+    except UsageError as exc:
+        sys.stderr.write(f"torchup trace: error: {exc}")
+        sys.stderr.write("" if str(exc).endswith("\n") else "\n")
+        raise SystemExit(2) from None
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``torchup trace``: run the program in this interpreter, or in the one its command names."""
     args = parse(sys.argv[1:] if argv is None else argv)
-    from torchup.python_target import parse_version, resolve_target
+    if args.program.interpreter is None:
+        return _trace(args)
+    error = _check(args)
+    if error is not None:  # (caught here, before another interpreter starts)
+        return error
+    from torchup.trace.launch import run_in
 
+    options = [*(["--json", args.json] if args.json else []), *(["--all-calls"] if args.all_calls else []),
+               *(["--target-python", args.target_python] if args.target_python else [])]
+    return run_in(args.program, options)
+
+
+def run_here(argv: Sequence[str]) -> int:
+    """The trace inside the interpreter a command named: what ``launch.BOOTSTRAP`` calls there."""
+    return _trace(parse(argv, here=True))
+
+
+def _check(args: argparse.Namespace) -> int | None:
+    """Exit status 2 for options or a program that cannot run, after saying why; else None."""
     if args.target_python is not None:
+        from torchup.python_target import parse_version
+
         try:
             parse_version(args.target_python)
         except ValueError as exc:
             sys.stderr.write(f"torchup trace: error: --target-python: {exc}\n")
             return 2
-    is_module = args.command[0] == "-m"
-    target = args.command[1] if is_module else args.command[0]
-    if not is_module and not Path(target).is_file():
-        sys.stderr.write(f"torchup trace: error: no such script: {target}\n")
+    command = args.program.command
+    if command[0] != "-m" and not Path(command[0]).is_file():
+        sys.stderr.write(f"torchup trace: error: no such script: {command[0]}\n")
         return 2
+    return None
+
+
+def _trace(args: argparse.Namespace) -> int:
+    error = _check(args)
+    if error is not None:
+        return error
+    from torchup.python_target import resolve_target
+
+    is_module = args.program.command[0] == "-m"
+    command = args.program.command[1:] if is_module else args.program.command
+    target = command[0]
     python_target = resolve_target(args.target_python, target if not is_module else os.path.join(os.getcwd(), "x"))
 
     try:
         import torch  # noqa: F401  (trace needs the real torch; check and fix never import it)
     except ImportError:
-        sys.stderr.write("torchup trace: error: torch is not importable in this Python; install torch first\n")
+        sys.stderr.write(
+            f"torchup trace: error: torch is not importable in {sys.executable}. Name the Python that has torch "
+            f"(torchup trace -- /path/to/python script.py), or install torch in this one "
+            f"({sys.executable} -m pip install torch)\n"
+        )
         return 2
     from torchup.trace.monitor import BoundaryMode, BoundaryWatch, Patcher, Recorder, install, install_boundary_wrappers
     from torchup.trace.report import render_text, write_json
@@ -84,9 +134,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         install_boundary_wrappers(watch, patcher)
     exit_code = 0
     saved_argv = sys.argv[:]
-    sys.argv = args.command[1:] if is_module else args.command
-    if not is_module:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
+    sys.argv = command
+    # sys.path[0] as `python script.py` (the script's directory) or `python -m` (the working
+    # directory) sets it, unless -P / -I asked for none.
+    if not getattr(sys.flags, "safe_path", False):
+        entry = os.getcwd() if is_module else os.path.dirname(os.path.abspath(target))
+        if sys.path[:1] != [entry]:
+            sys.path.insert(0, entry)
     try:
         with mode:
             if is_module:
