@@ -25,6 +25,7 @@ _BY_OBJECT = frozenset({"object", "setattr", "getattr", "delattr"})
 _STAND_INS = frozenset({"wraps", "side_effect", "new"})
 _VERBS = {"patch": "patches", "object": "patches", "setattr": "replaces", "delattr": "deletes", "getattr": "reads"}
 _STRING_PREFIXES = ("", "r", "R", "u", "U")
+_REEXPORTS = "`__all__` re-exports"
 
 
 @dataclass(frozen=True)
@@ -59,20 +60,21 @@ def report_patch_targets(ctx: Context, renames: dict[str, str]) -> None:
             if existing.fix is None and fix is not None:
                 existing.fix, existing.help = fix, None
             continue
-        ctx.report(
-            target.node,
-            f"{target.verb} `{target.old}`, whose calls torchup rewrites to `{target.new}`: after that fix this "
-            "would no longer reach them",
-            help=None if fix else f"make it name `{target.new}` when the calls change (no exact rewrite here)",
-            fix=fix,
-            patches=target.old,
-        )
+        if target.verb == _REEXPORTS:
+            message = (f"{_REEXPORTS} `{target.old}` by name: code that imports or patches it through this module "
+                       f"keeps the old function while the module's own calls become `{target.new}`")
+            help = f"export `{target.new}` under its own name and move the users to it (its arguments differ)"
+        else:
+            message = (f"{target.verb} `{target.old}`, whose calls torchup rewrites to `{target.new}`: after that "
+                       "fix this would no longer reach them")
+            help = f"make it name `{target.new}` when the calls change (no exact rewrite here)"
+        ctx.report(target.node, message, help=None if fix else help, fix=fix, patches=target.old)
 
 
 def _targets(ctx: Context, renames: dict[str, str]) -> list[PatchTarget]:
     """The patch targets, and in a file that has one, the other references to a patched function
     that are not calls: `real = torch.cholesky` saved before patching, for the fake to call."""
-    found = list(_patches(ctx, renames))
+    found = [*_patches(ctx, renames), *_reexports(ctx, renames)]
     patched = {target.old for target in found}
     taken = {id(target.node) for target in found}
     for node, _, call in ctx.references_to(frozenset(patched)) if patched else ():
@@ -99,6 +101,26 @@ def _patches(ctx: Context, renames: dict[str, str]) -> Iterator[PatchTarget]:
                 found = _stand_in(ctx, keyword.value, renames, keyword.arg)
                 if found is not None:
                     yield found
+
+
+def _reexports(ctx: Context, renames: dict[str, str]) -> Iterator[PatchTarget]:
+    """`__all__ = ["cholesky"]` beside `from torch import cholesky`: the module hands the old function
+    on by name (to `from pkg import cholesky`, or to `mock.patch("pkg.mod.cholesky")`, which its own
+    calls went through). No rewrite keeps both sides: the new function takes other arguments."""
+    module = ctx.resolver.module_scope
+    exported: dict[str, str] = {}
+    for name, bindings in module.bindings.items():
+        targets = {binding.target for binding in bindings if binding.is_import}
+        if len(targets) == 1 and (target := targets.pop()) in renames:
+            exported[name] = target
+    if not exported:
+        return
+    for binding in module.bindings.get("__all__", ()):
+        for node in ast.walk(binding.statement) if binding.statement is not None else ():
+            name = _string(node) if isinstance(node, ast.expr) else None
+            if name in exported:
+                old = exported[name]
+                yield PatchTarget(node, old, renames[old], _REEXPORTS, None)
 
 
 def _callee_name(func: ast.expr) -> str | None:

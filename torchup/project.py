@@ -115,9 +115,9 @@ def _decide(diagnostics: list[Diagnostic]) -> dict[str, _Decision]:
         unfixed = [d for d in diagnostics if d.subject == name and d.patches is None and d.fix is None]
         unsafe = [d for d in [*calls, *patches] if d.fix is not None and d.fix.applicability is Applicability.UNSAFE]
         if unfixable:
-            decisions[name] = _Decision(Applicability.UNSAFE, f"unsafe: `{name}` is mocked by name at "
-                                        f"{_where(unfixable[0])}, which torchup cannot rewrite; it would no longer "
-                                        "see the fixed calls")
+            decisions[name] = _Decision(Applicability.UNSAFE, f"unsafe: `{name}` is patched or re-exported by name "
+                                        f"at {_where(unfixable[0])}, which torchup cannot rewrite; it would no "
+                                        "longer see the fixed calls")
         elif unfixed:
             decisions[name] = _Decision(Applicability.UNSAFE, f"unsafe: `{name}` is mocked by name ({mocks}), and "
                                         f"its use at {_where(unfixed[0])} has no fix: a mock renamed with the other "
