@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import check
 from torchup.checker import Checker
 from torchup.discovery import Discovery
 from torchup.prefilter import TriggerPattern
@@ -42,6 +43,19 @@ def test_prefilter_is_sound_for_every_example() -> None:
         for example in rule.examples:
             if example.findings and not rule.engine_emitted:
                 assert TriggerPattern(list(rule.triggers)).could_match(example.source), (rule.code, example.title)
+
+
+EXAMPLES = [(rule, example) for rule in all_rules() for example in rule.examples]
+
+
+@pytest.mark.parametrize(("rule", "example"), EXAMPLES, ids=[f"{r.code}-{e.title}" for r, e in EXAMPLES])
+def test_every_example_gives_the_same_findings_with_and_without_the_prefilter(rule, example) -> None:
+    """A rule's ``looks_for`` that leaves out a use its examples show loses findings under the
+    pre-filter: the rule alone, and among all the rules (whose words change the focus)."""
+    for select in ([rule.code], ["ALL"]):
+        with_prefilter = [(d.code, d.line, d.column, d.message) for d in check(example.source, select)]
+        without = [(d.code, d.line, d.column, d.message) for d in check(example.source, select, prefilter=False)]
+        assert with_prefilter == without, (rule.code, example.title, select)
 
 
 def test_project_checks_itself_clean() -> None:

@@ -149,7 +149,7 @@ class Checker:
         key = tuple(rule.code for rule in rules)
         if key not in self._patterns:
             words = [word for rule in rules for word in rule.triggers]
-            loose = {word for rule in rules if rule.words_in_strings for word in rule.triggers}
+            loose = {word for rule in rules for word in rule.string_words}
             paths = {word for rule in rules for word in rule.path_words}
             strict = frozenset(words) - loose
             roles = _word_roles(rules, strict)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from torchup.diagnostics import Severity
+from torchup.prefilter import ATTRIBUTE, CODE, KEYWORD, REFERENCE, STRING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -62,6 +63,49 @@ class RuleDocs:
     wheels_vs_notes: str = ""
 
 
+@dataclass(frozen=True)
+class LooksFor:
+    """What a rule's findings refer to, as a rule author states it. A finding may only come from
+    these: the pre-filter reads a file, and a function body, only where one of them is spelled in a
+    place it can stand, so a use the declaration leaves out is a finding lost (the examples and the
+    sample project are checked with and without the pre-filter: tests/test_sample_project.py)."""
+
+    names: tuple[str, ...] = ()  # qualified names resolved through any import form: `torch.cholesky`
+    methods: tuple[str, ...] = ()  # methods called on a receiver, `x.cholesky()` (and a class's own `def`)
+    attributes: tuple[str, ...] = ()  # attributes read, `prof.key_averages`
+    keywords: tuple[str, ...] = ()  # keyword arguments, `use_cuda=` (also a `**{"use_cuda": ...}` key)
+    strings: tuple[str, ...] = ()  # string values matched whole: `acc_policy="balanced"`
+    in_strings: tuple[str, ...] = ()  # words matched inside longer strings too: `"max-autotune"`, mock paths
+    words: tuple[str, ...] = ()  # words matched anywhere in code (a rule whose uses no other kind covers)
+
+    def derive(self) -> tuple[tuple[str, ...], dict[str, frozenset[str]], tuple[str, ...], frozenset[str]]:
+        """The pre-filter's view: trigger words, where each counts, path words, words in strings."""
+        places: dict[str, set[str] | None] = {}  # None: anywhere
+
+        def add(word: str, roles: set[str] | None) -> None:
+            if word in places and (places[word] is None or roles is None):
+                places[word] = None
+            else:
+                places[word] = places.get(word, set()) | (roles or set()) if roles is not None else None
+
+        for name in self.names:
+            add(name.rpartition(".")[2], {REFERENCE})
+        for word in self.methods:
+            add(word, {CODE})  # (a class's own `def word` decides whether a receiver's call is torch's)
+        for word in self.attributes:
+            add(word, {ATTRIBUTE})
+        for word in self.keywords:
+            add(word, {KEYWORD, STRING})
+        for word in self.strings:
+            add(word, {STRING})
+        for word in (*self.in_strings, *self.words):
+            add(word, None)
+        roles = {word: frozenset(kinds) for word, kinds in places.items() if kinds is not None}
+        words = tuple(places)
+        paths = tuple(sorted({part for name in self.names for part in name.split(".")[:-1] if part in places}))
+        return words, roles, paths, frozenset(self.in_strings)
+
+
 @dataclass
 class Rule:
     """A rule: its code, name, docs and examples, the versions it applies to, its check and its fix."""
@@ -76,27 +120,24 @@ class Rule:
     enabled_by_default: ClassVar[bool] = True
     severity: ClassVar[Severity] = Severity.ERROR
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
-    # Whole words (identifiers) at least one of which appears in any file this rule can flag; the
-    # pre-filter skips files that have none (torchup/prefilter.py: a mention counts only where code
-    # can refer to it, e.g. after `.`, a quote, `(` or `import`, and not in a comment or in a string
-    # whose value holds a line break: a rule that matches a string matches its whole value, which
-    # must then be the word itself), and the resolver skips function and class bodies that spell
-    # none (resolver.Focus). Sound: a reference, even through an alias or a star import, spells out
-    # the imported name somewhere in the file. (A dict key written with
-    # escapes, `**{"use\\u005fcuda": ...}`, and a name spelled in compatibility characters that
-    # Python folds to ASCII, `torch.\uff51\uff52`, are the exceptions; `--no-prefilter` catches them.)
+    # What the rule's findings refer to (see ``LooksFor``): the engine derives from it the words the
+    # pre-filter looks for and where each counts (the derived attributes below; torchup/prefilter.py).
+    looks_for: ClassVar[LooksFor] = LooksFor()
+    # -- derived from ``looks_for`` (never set by hand) --
+    # Whole words at least one of which any file this rule can flag spells: the pre-filter skips
+    # files with none, the resolver bodies that spell none (resolver.Focus). Sound: a reference,
+    # even through an alias or a star import, spells the name it refers to somewhere in the file.
+    # (A dict key written with escapes, `**{"use\\u005fcuda": ...}`, and a name in compatibility
+    # characters Python folds to ASCII, `torch.\uff51\uff52`, are the exceptions; `--no-prefilter`.)
     triggers: ClassVar[tuple[str, ...]] = ()
-    # Trigger words that name a module or class on the way to a name the rule resolves (`cond` in
-    # `torch._higher_order_ops.cond.cond`). An import through a module of that name (`from
-    # m.cond import f`) may then hide the word from later uses, so those files are parsed whole;
-    # through a module named by any other trigger word it cannot (`from m.solve import try_solve`
-    # reaches no `torch.linalg.solve`). tests/test_focus.py checks the rules' dotted names.
+    # Where each word counts (prefilter's roles); a word missing here counts anywhere.
+    word_roles: ClassVar[dict[str, frozenset[str]]] = {}
+    # Words that name a module on the way to a name the rule resolves (`cond` in
+    # `torch._higher_order_ops.cond.cond`): `from m.cond import f` may hide the word from later uses.
     path_words: ClassVar[tuple[str, ...]] = ()
-    # Whether the rule matches one of its words inside a longer string literal: a dotted path
-    # (`mock.patch("torch.distributed.config.<flag>")`, TU150), a mode (`"max-autotune"`, TU503).
-    # If not, the pre-filter counts a word in a one-line string only where it is the string's
-    # whole value (`acc_policy="balanced"`), and not in `"torch.linalg.solve"`.
-    words_in_strings: ClassVar[bool] = False
+    # Words matched inside longer strings (``LooksFor.in_strings``): elsewhere a word in a one-line
+    # string counts only as its whole value.
+    string_words: ClassVar[frozenset[str]] = frozenset()
     # Whether the rule reads code in bodies that spell none of its words or keep words: a local
     # function passed to the call it looks at, every string in the file. Files it runs on are then
     # parsed whole; otherwise such bodies are left out of the parse (torchup/skeleton.py).
@@ -107,14 +148,6 @@ class Rule:
     # The engine then asks again of the code the skeleton keeps (torchup/skeleton.py); False there,
     # and the rule does not run, nor do its words hold bodies in the parse.
     reports_from_kept_code: ClassVar[bool] = False
-    # Where the rule matches a word, for the words it matches in some places only: as an
-    # attribute (`x.word`), a keyword argument (`f(word=...)`), the whole value of a string
-    # (`**{"word": ...}`), anywhere in code but in a string (prefilter.CODE), or as a reference:
-    # in code, not the name a `def` or `class` defines (prefilter.REFERENCE: rules that resolve
-    # names and read no class's own methods; a method named by the word keeps its class in the
-    # parse for the others). Elsewhere the pre-filter does not count it, unless unsure (the `.`
-    # or `=` may stand on another line, in brackets). A word missing here is matched anywhere.
-    word_roles: ClassVar[dict[str, frozenset[str]]] = {}
     # Functions the rule's fixes replace by another (`{"torch.cholesky": "torch.linalg.cholesky"}`),
     # each fix saying so (``Fix.replaces``). The engine then also finds mocks and patches of the old
     # name anywhere in the project (`mock.patch("torch.cholesky")`, `patch.object(torch, "cholesky")`,
@@ -124,6 +157,11 @@ class Rule:
     docs: ClassVar[RuleDocs]
     examples: ClassVar[tuple[Example, ...]] = ()
     engine_emitted: ClassVar[bool] = False  # findings made by the engine itself (TU0xx)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "looks_for" in cls.__dict__:
+            cls.triggers, cls.word_roles, cls.path_words, cls.string_words = cls.looks_for.derive()
 
     def check(self, ctx: Context) -> None:
         """Report findings through ``ctx.report``."""

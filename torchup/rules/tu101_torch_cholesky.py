@@ -7,8 +7,7 @@ from typing import ClassVar
 from torchup.context import Context
 from torchup.diagnostics import Applicability
 from torchup.patterns import BoundCall, Edits
-from torchup.prefilter import REFERENCE
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._linalg import (
     NO_EXACT_FIX,
     ArgumentEdits,
@@ -34,9 +33,7 @@ class TorchCholesky(Rule):
     name = "torch-cholesky-removed"
     summary = "`torch.cholesky` raises in torch 2.14; use `torch.linalg.cholesky` (same arguments)."
     fix_availability = FixAvailability.SAFE
-    triggers = ("cholesky",)
-    # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
-    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
+    looks_for = LooksFor(names=("torch.cholesky",))
     renames: ClassVar[dict[str, str]] = {"torch.cholesky": "torch.linalg.cholesky"}
     docs = RuleDocs(
         what="Finds calls of and references to `torch.cholesky`, through any import form "

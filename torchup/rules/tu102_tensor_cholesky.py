@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from torchup.context import Context
-from torchup.prefilter import CODE
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._linalg import Signature, TensorMethod, removed_error
 from torchup.rules.tu101_torch_cholesky import SIGNATURE as FUNCTION_SIGNATURE
 from torchup.rules.tu101_torch_cholesky import cholesky_arguments
@@ -27,9 +24,7 @@ class TensorCholesky(Rule):
     name = "tensor-cholesky-removed"
     summary = "`Tensor.cholesky()` raises in torch 2.14; use `torch.linalg.cholesky(x)`."
     fix_availability = FixAvailability.SOMETIMES
-    triggers = ("cholesky",)
-    # Never a string; a method of that name keeps its class in the parse (inference.class_evidence).
-    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({CODE}))
+    looks_for = LooksFor(names=("torch.Tensor.cholesky",), methods=("cholesky",))
     docs = RuleDocs(
         what="Finds method calls `x.cholesky(...)` in files that import torch, and the unbound "
         "`torch.Tensor.cholesky`. Receivers known not to be tensors are skipped: numpy, scipy, "

@@ -8,8 +8,7 @@ from typing import ClassVar
 from torchup.context import Context
 from torchup.diagnostics import Applicability
 from torchup.patterns import BoundCall, Edits, as_condition, literal_bool
-from torchup.prefilter import REFERENCE
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._linalg import (
     NO_EXACT_FIX,
     ArgumentEdits,
@@ -61,9 +60,7 @@ class TorchQr(Rule):
     name = "torch-qr-removed"
     summary = "`torch.qr` raises in torch 2.14; use `torch.linalg.qr` with `mode=`."
     fix_availability = FixAvailability.SAFE
-    triggers = ("qr",)
-    # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
-    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
+    looks_for = LooksFor(names=("torch.qr",))
     renames: ClassVar[dict[str, str]] = {"torch.qr": "torch.linalg.qr"}
     docs = RuleDocs(
         what="Finds calls of and references to `torch.qr`, through any import form.",

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from torchup.context import Context
-from torchup.prefilter import CODE
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._linalg import Signature, TensorMethod, removed_error
 from torchup.rules.tu103_torch_qr import SIGNATURE as FUNCTION_SIGNATURE
 from torchup.rules.tu103_torch_qr import qr_arguments
@@ -27,9 +24,7 @@ class TensorQr(Rule):
     name = "tensor-qr-removed"
     summary = "`Tensor.qr()` raises in torch 2.14; use `torch.linalg.qr(x, mode=...)`."
     fix_availability = FixAvailability.SOMETIMES
-    triggers = ("qr",)
-    # Never a string; a method of that name keeps its class in the parse (inference.class_evidence).
-    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({CODE}))
+    looks_for = LooksFor(names=("torch.Tensor.qr",), methods=("qr",))
     docs = RuleDocs(
         what="Finds method calls `x.qr(...)` in files that import torch, and the unbound "
         "`torch.Tensor.qr`, skipping receivers known not to be tensors (as TU102 does).",

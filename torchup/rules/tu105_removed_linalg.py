@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from typing import ClassVar
 
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix
 from torchup.facts import FACTS, removed
 from torchup.inference import Evidence
 from torchup.patterns import BoundCall, Edits, as_argument, as_condition, bind_call, has_comment, literal_bool
-from torchup.prefilter import CODE
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._linalg import method_calls, method_receiver_evidence, removed_error, report_reference
 
 # What releases before 2.13 removed (2.14's removals are TU101-TU104's).
@@ -145,9 +143,7 @@ class RemovedLinalg(Rule):
     summary = "Linear-algebra functions and Tensor methods torch 1.x removed (`symeig`, `btrifact`, `gels`, ...)."
     since = None
     fix_availability = FixAvailability.UNSAFE
-    triggers = tuple(sorted({name.rsplit(".", 1)[1] for name in FUNCTIONS} | set(METHODS)))
-    # Never a string; a method of that name keeps its class in the parse (inference.class_evidence).
-    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({CODE}))
+    looks_for = LooksFor(names=tuple(sorted(FUNCTIONS | UNBOUND)), methods=METHODS)
     docs = RuleDocs(
         what="""
         Finds the linear-algebra functions torch 1.x and 2.0 removed, through any import form, and

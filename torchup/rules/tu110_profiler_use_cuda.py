@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import ast
-from typing import ClassVar
 
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix
 from torchup.patterns import Edits, as_condition, literal_bool, literal_dict_keyword
-from torchup.prefilter import KEYWORD, STRING
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 
 AUTOGRAD_PROFILE = "torch.autograd.profiler.profile"
 KINETO_PROFILE = frozenset({"torch.profiler.profile", "torch.profiler.profiler.profile"})
@@ -75,9 +73,7 @@ class ProfilerUseCuda(Rule):
     name = "profiler-use-cuda-removed"
     summary = "The profilers' `use_cuda=` raises TypeError in torch 2.14; use `use_device=` / `activities=`."
     fix_availability = FixAvailability.SOMETIMES
-    triggers = ("use_cuda",)
-    # `profile(use_cuda=...)`, or the key of `**{"use_cuda": ...}`.
-    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({KEYWORD, STRING}))
+    looks_for = LooksFor(keywords=("use_cuda",))
     docs = RuleDocs(
         what="""
         Finds `use_cuda=` passed to `torch.autograd.profiler.profile` and `torch.profiler.profile`

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import ast
-from typing import ClassVar
 
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix
 from torchup.patterns import Edits, bind_call, literal_dict_keyword
-from torchup.prefilter import STRING
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 
 OPTIONS = frozenset({
     "torch.nn.LinearCrossEntropyOptions",
@@ -40,9 +38,7 @@ class AccPolicyBalanced(Rule):
     name = "acc-policy-balanced-removed"
     summary = '`LinearCrossEntropyOptions(acc_policy="balanced")` is a ValueError in torch 2.14; use "compact".'
     fix_availability = FixAvailability.UNSAFE
-    triggers = ("balanced",)
-    # The value `"balanced"`, given by keyword, by position or in `**{...}`.
-    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({STRING}))
+    looks_for = LooksFor(strings=("balanced",))
     docs = RuleDocs(
         what="""
         Finds `acc_policy="balanced"` given to `torch.nn.LinearCrossEntropyOptions` (by keyword,

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix
 from torchup.patterns import Edits, literal_dict_keyword
-from torchup.prefilter import KEYWORD, STRING
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 
 COMPILE = frozenset({"torch.compile"})
 MESSAGE = "`torch.compile(shapes_spec=...)` is `dynamic_shapes=` in torch 2.14 (the old keyword is a TypeError)"
@@ -20,9 +17,7 @@ class CompileShapesSpec(Rule):
     name = "compile-shapes-spec-renamed"
     summary = "`torch.compile(shapes_spec=...)` is `dynamic_shapes=` in torch 2.14."
     fix_availability = FixAvailability.SAFE
-    triggers = ("shapes_spec",)
-    # `torch.compile(shapes_spec=...)`, or the key of `**{"shapes_spec": ...}`.
-    word_roles: ClassVar[dict[str, frozenset[str]]] = {"shapes_spec": frozenset({KEYWORD, STRING})}
+    looks_for = LooksFor(keywords=("shapes_spec",))
     docs = RuleDocs(
         what="Finds `shapes_spec=` given to `torch.compile` (a call or a decorator), also in a "
         'visible `**{"shapes_spec": ...}`.',

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import ast
-from typing import ClassVar
 
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix, Severity
 from torchup.patterns import literal_bool
-from torchup.prefilter import ATTRIBUTE
 from torchup.resolver import Binding, BindingKind
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._arguments import append_argument
 
 KINETO = frozenset({"torch.profiler.profile", "torch.profiler.profiler.profile"})
@@ -116,8 +114,7 @@ class KeyAveragesPythonRows(Rule):
     enabled_by_default = True
     severity = Severity.INFO
     fix_availability = FixAvailability.SAFE
-    triggers = ("key_averages",)  # every finding is a `.key_averages(` call
-    word_roles: ClassVar[dict[str, frozenset[str]]] = {"key_averages": frozenset({ATTRIBUTE})}
+    looks_for = LooksFor(attributes=("key_averages",))  # every finding is a `.key_averages(` call
     docs = RuleDocs(
         what="""
         Finds `prof.key_averages()` (also `prof.events().key_averages()` and

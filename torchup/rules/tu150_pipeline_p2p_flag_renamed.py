@@ -8,7 +8,7 @@ from torchup.context import Context
 from torchup.diagnostics import Applicability, Edit, Fix, Severity
 from torchup.facts import FACTS
 from torchup.patterns import Edits
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._arguments import (
     attributes_named,
     from_imports,
@@ -76,8 +76,8 @@ class PipelineP2PFlagRenamed(Rule):
     summary = f"`{FLAG}` is `{NEW}` in torch 2.15 (AttributeError); its variable `{OLD_ENV}` is ignored."
     since = "2.15"
     fix_availability = FixAvailability.SOMETIMES
-    triggers = (OLD, OLD_ENV)
-    words_in_strings = True  # `mock.patch("torch.distributed.config.<flag>", ...)`: the flag ends a dotted path
+    # `mock.patch("torch.distributed.config.<flag>", ...)`: the flag ends a dotted path
+    looks_for = LooksFor(in_strings=(OLD, OLD_ENV))
     docs = RuleDocs(
         what=f"""
         Finds the pipeline-parallel P2P flag of torch 2.14 under its old name: reads, writes and

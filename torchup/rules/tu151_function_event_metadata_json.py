@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import ast
-from typing import ClassVar
 
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.facts import FACTS
 from torchup.patterns import literal_dict_keyword
-from torchup.prefilter import ATTRIBUTE
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._arguments import attributes_named
 
 _CLASS = "torch.autograd.profiler_util.FunctionEvent"
@@ -40,10 +38,9 @@ class FunctionEventMetadataJson(Rule):
     summary = "`FunctionEvent(metadata_json=...)` and `.metadata_json` are gone in torch 2.15; `.event_metadata` warns."
     since = "2.15"
     fix_availability = FixAvailability.NONE
-    triggers = (REMOVED, DEPRECATED)
-    # `.event_metadata` is read as an attribute. (`metadata_json` counts anywhere: the positional
-    # argument that lands on it spells no word, so a file that spells it elsewhere is read.)
-    word_roles: ClassVar[dict[str, frozenset[str]]] = {DEPRECATED: frozenset({ATTRIBUTE})}
+    # `metadata_json` counts anywhere: the positional argument that lands on it spells no word, so a
+    # file that spells it elsewhere is read.
+    looks_for = LooksFor(attributes=(DEPRECATED,), words=(REMOVED,))
     docs = RuleDocs(
         what=f"""
         Finds `metadata_json=` given to the profiler's `FunctionEvent` (from

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import ast
-from typing import ClassVar
 
 from torchup.context import Context
 from torchup.facts import FACTS
-from torchup.prefilter import REFERENCE
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._arguments import from_imports
 
 REDUCE_EVENT = "torch.multiprocessing.reductions.reduce_event"
@@ -29,9 +27,7 @@ class ReduceEventPrivate(Rule):
     summary = "`torch.multiprocessing.reductions.reduce_event` is private (`_reduce_event`) in torch 2.15."
     since = "2.15"
     fix_availability = FixAvailability.NONE
-    triggers = ("reduce_event",)
-    # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
-    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
+    looks_for = LooksFor(names=(REDUCE_EVENT,))
     docs = RuleDocs(
         what="""
         Finds `from torch.multiprocessing.reductions import reduce_event` and references to

@@ -11,7 +11,7 @@ from torchup.diagnostics import Applicability, Fix, Severity
 from torchup.facts import FACTS
 from torchup.patterns import Edits, as_argument
 from torchup.prefilter import is_word_char
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 
 if TYPE_CHECKING:
     from torchup.lexing import Spans
@@ -110,7 +110,8 @@ class OptimizerSetParams(Rule):
     since = "2.15"
     severity = Severity.WARNING
     fix_availability = FixAvailability.UNSAFE
-    triggers = tuple(sorted({name.rpartition(".")[2] for name in OPTIMIZERS}))
+    # Any mention: a subclass, an alias, a call (``may_report`` and ``focus_lines`` narrow it).
+    looks_for = LooksFor(words=tuple(sorted({name.rpartition(".")[2] for name in OPTIMIZERS})))
     # ``is_set`` reads a set where the call is, or follows a name bound in the call's own scopes.
     reports_from_kept_code = True
     docs = RuleDocs(

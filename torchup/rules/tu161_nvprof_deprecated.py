@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.facts import FACTS
-from torchup.prefilter import REFERENCE
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 
 NVPROF = {
     name: facts
@@ -30,9 +27,7 @@ class NvprofDeprecated(Rule):
     since = "2.15"
     severity = Severity.WARNING
     fix_availability = FixAvailability.NONE
-    triggers = tuple(sorted(name.rpartition(".")[2] for name in NAMES))
-    # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
-    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
+    looks_for = LooksFor(names=tuple(sorted(NAMES)))
     docs = RuleDocs(
         what="""
         Finds every reference to `torch.autograd.profiler.load_nvprof`,

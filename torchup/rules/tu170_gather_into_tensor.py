@@ -7,8 +7,7 @@ from typing import ClassVar
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.facts import FACTS
-from torchup.prefilter import REFERENCE
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._arguments import rename_reference
 
 OLD = "torch.distributed.gather_into_tensor"
@@ -28,9 +27,7 @@ class GatherIntoTensor(Rule):
     until = _FACTS["until"]
     severity = Severity.WARNING
     fix_availability = FixAvailability.SAFE
-    triggers = (OLD_NAME,)
-    # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
-    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
+    looks_for = LooksFor(names=tuple(sorted(NAMES)))
     renames: ClassVar[dict[str, str]] = {name: f"{name.rpartition('.')[0]}.{NEW_NAME}" for name in sorted(NAMES)}
     docs = RuleDocs(
         what="""

@@ -7,8 +7,7 @@ from typing import ClassVar
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.facts import FACTS
-from torchup.prefilter import REFERENCE
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._arguments import rename_reference
 
 OLD = "torch.distributed.distributed_c10d._set_pg_timeout"
@@ -25,9 +24,7 @@ class SetPgTimeout(Rule):
     since = "2.14"
     severity = Severity.WARNING
     fix_availability = FixAvailability.SAFE
-    triggers = ("_set_pg_timeout",)
-    # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
-    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
+    looks_for = LooksFor(names=(OLD,))
     renames: ClassVar[dict[str, str]] = {OLD: f"{OLD.rpartition('.')[0]}.{NEW_NAME}"}
     docs = RuleDocs(
         what="""

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import ast
-from typing import ClassVar
 
 from torchup.context import Context
 from torchup.diagnostics import Applicability, Fix, Severity
 from torchup.facts import FACTS
 from torchup.patterns import Edits, literal_dict_keyword
-from torchup.prefilter import KEYWORD, STRING
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 
 _FACTS = FACTS["deprecated_arguments"]["torch.autograd.profiler.profile(with_modules=True)"]
 PROFILERS = frozenset(_FACTS["classes"])
@@ -30,9 +28,7 @@ class ProfilerWithModules(Rule):
     since = "2.14"
     severity = Severity.WARNING
     fix_availability = FixAvailability.UNSAFE
-    triggers = ("with_modules",)
-    # `profile(with_modules=...)`, or the key of `**{"with_modules": ...}`.
-    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({KEYWORD, STRING}))
+    looks_for = LooksFor(keywords=("with_modules",))
     docs = RuleDocs(
         what="""
         Finds `with_modules=` given a value that may be true (`True`, a variable, an expression)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import ast
-from typing import ClassVar
 
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.facts import FACTS
-from torchup.prefilter import REFERENCE
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 
 ENTRY_POINTS = {name: facts for name, facts in FACTS["deprecated_functions"].items() if name.startswith("torch.jit.")}
 # Each under torch.jit and under the private module that defines it (torch.jit._script.script).
@@ -43,9 +41,7 @@ class TorchScriptDeprecated(Rule):
     enabled_by_default = False
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
-    triggers = tuple(sorted({name.rpartition(".")[2] for name in NAMES}))
-    # Names resolved (`torch.x`, `x` imported): never a string, nor the name a `def` defines.
-    word_roles: ClassVar[dict[str, frozenset[str]]] = dict.fromkeys(triggers, frozenset({REFERENCE}))
+    looks_for = LooksFor(names=tuple(sorted(NAMES)))
     docs = RuleDocs(
         what="""
         Finds calls, decorators and other references to `torch.jit.script`, `trace`,

@@ -9,7 +9,7 @@ from torchup.diagnostics import Applicability, Edit, Fix, ImportRequest, Severit
 from torchup.inference import Evidence
 from torchup.patterns import BoundCall, Edits, bind_call
 from torchup.resolver import Binding, BindingKind
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._arguments import append_argument
 from torchup.rules._linalg import method_calls, method_receiver_evidence
 
@@ -260,7 +260,7 @@ class ClampBoundaryGradient(Rule):
     enabled_by_default = False
     severity = Severity.WARNING
     fix_availability = FixAvailability.UNSAFE
-    triggers = ("clamp", "clip", "clamp_min", "clamp_max", "clamp_", "clip_", "clamp_min_", "clamp_max_")
+    looks_for = LooksFor(names=tuple(sorted(FUNCTIONS | UNBOUND)), methods=METHODS)
     docs = RuleDocs(
         what="""
         Finds calls of `torch.clamp`, `torch.clip`, `torch.clamp_min`, `torch.clamp_max` (and their

@@ -5,7 +5,7 @@ from __future__ import annotations
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.inference import Evidence
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._linalg import method_calls, method_receiver_evidence
 
 METHODS = ("fmax", "fmin")
@@ -25,7 +25,7 @@ class FmaxFminTieGradient(Rule):
     enabled_by_default = False
     severity = Severity.WARNING
     fix_availability = FixAvailability.NONE
-    triggers = METHODS
+    looks_for = LooksFor(names=tuple(sorted(FUNCTIONS)), methods=METHODS)
     docs = RuleDocs(
         what="""
         Finds calls of `torch.fmax` and `torch.fmin` (any import form, also the unbound

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from torchup.context import Context
 from torchup.python_target import PythonTarget, Version
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 
 COMPILE = frozenset({"torch.compile", "torch.compiler.compile"})
 OPTIMIZE = frozenset({"torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"})
@@ -184,8 +184,7 @@ class CompileOnPython315(Rule):
     since = None  # torch 2.13 and 2.14 alike
     until = "2.15"  # 2.15.0 moves the limit to Python 3.16 (torch/__init__.py:3236, torch/_dynamo/eval_frame.py:1749)
     fix_availability = FixAvailability.NONE
-    triggers = ("compile", "optimize", "cond")
-    path_words = ("cond",)  # torch._higher_order_ops.cond.cond
+    looks_for = LooksFor(names=tuple(sorted(COMPILE | OPTIMIZE | COND)))
     docs = RuleDocs(
         what="""
         When the checked code may run on Python 3.15 or later, finds `torch.compile(...)` (also

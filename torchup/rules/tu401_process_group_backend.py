@@ -7,7 +7,7 @@ import ast
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.patterns import bind_call
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 
 _C10D = ("torch.distributed", "torch.distributed.distributed_c10d")
 INIT = frozenset(f"{module}.init_process_group" for module in _C10D)
@@ -62,7 +62,7 @@ class ProcessGroupBackend(Rule):
     enabled_by_default = False
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
-    triggers = ("init_process_group", "new_group", "register_backend")
+    looks_for = LooksFor(names=tuple(sorted(INIT | NEW_GROUP | REGISTER)))
     docs = RuleDocs(
         what="""
         Finds `torch.distributed.init_process_group(backend=...)` and

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.patterns import bind_call
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._modernise import feature, local_function, returned_call
 
 SWITCH = feature("switch")
@@ -102,8 +102,7 @@ class NestedCondSwitch(Rule):
     enabled_by_default = False
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
-    triggers = ("cond",)
-    path_words = ("cond",)  # torch._higher_order_ops.cond.cond
+    looks_for = LooksFor(names=tuple(sorted(COND)))
     reads_unfocused_bodies = True  # the local functions passed as branches
     docs = RuleDocs(
         what="""

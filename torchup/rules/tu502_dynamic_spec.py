@@ -6,7 +6,7 @@ import ast
 
 from torchup.context import Context
 from torchup.diagnostics import Severity
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._modernise import feature, keyword, local_function
 
 SPEC = feature("dynamic_spec")
@@ -91,7 +91,7 @@ class DynamicSpec(Rule):
     enabled_by_default = False
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
-    triggers = ("mark_dynamic", "dynamic_shapes")
+    looks_for = LooksFor(words=("mark_dynamic", "dynamic_shapes"))
     reads_unfocused_bodies = True  # the local function compiled, and the `__init__` of a class
     docs = RuleDocs(
         what=f"""

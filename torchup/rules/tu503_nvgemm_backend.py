@@ -6,7 +6,7 @@ import ast
 
 from torchup.context import Context
 from torchup.diagnostics import Severity
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._modernise import attribute_names, feature, file_strings, keyword, local_function, string_value
 
 NVGEMM = feature("nvgemm")
@@ -64,8 +64,8 @@ class NvgemmBackend(Rule):
     enabled_by_default = False
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
-    triggers = ("autotune", "max_autotune", "max_autotune_gemm")
-    words_in_strings = True  # `mode="max-autotune"`: the word inside a longer value
+    # `mode="max-autotune"`: the word inside a longer value
+    looks_for = LooksFor(in_strings=("autotune", "max_autotune", "max_autotune_gemm"))
     reads_unfocused_bodies = True  # every string and attribute in the file, and local backend functions
     docs = RuleDocs(
         what=f"""

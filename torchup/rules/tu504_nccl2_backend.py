@@ -7,7 +7,7 @@ import ast
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.patterns import bind_call
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._modernise import feature, file_strings, string_value
 
 NCCL2 = feature("nccl2")
@@ -70,7 +70,7 @@ class Nccl2Backend(Rule):
     enabled_by_default = False
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
-    triggers = ("init_process_group", "new_group")
+    looks_for = LooksFor(names=tuple(sorted(CALLS)))
     reads_unfocused_bodies = True  # every string in the file
     docs = RuleDocs(
         what=f"""

@@ -7,7 +7,7 @@ import ast
 from torchup.context import Context
 from torchup.diagnostics import Severity
 from torchup.resolver import BindingKind
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._modernise import attribute_names, feature, file_strings, keyword, string_value
 
 MPS_LINALG = feature("mps_linalg")
@@ -98,7 +98,7 @@ class MpsLinalgRoundTrip(Rule):
     enabled_by_default = False
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
-    triggers = ("svd", "svdvals", "eigh", "eigvalsh")
+    looks_for = LooksFor(names=tuple(sorted(FUNCTIONS)))
     reads_unfocused_bodies = True  # every string and attribute in the file
     docs = RuleDocs(
         what="""
