@@ -6,15 +6,20 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from torchup.diagnostics import Diagnostic, Fix, ImportRequest, Severity
 from torchup.python_target import PythonTarget, resolve_target
 from torchup.resolver import BindingKind, Resolver, Scope
 from torchup.source import SourceFile
 
-if TYPE_CHECKING:
-    from torchup.rule import Rule
+
+class Reporter(Protocol):
+    """Who reports through a context: a rule (torchup.rule.Rule), as far as a finding names it."""
+
+    code: str
+    name: str
+    severity: Severity
 
 
 @dataclass
@@ -24,7 +29,7 @@ class Context:
     source: SourceFile
     tree: ast.Module
     resolver: Resolver
-    rule: Rule | None = None
+    rule: Reporter | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     target_python_option: str | None = None  # --target-python, as given
 
