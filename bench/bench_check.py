@@ -34,9 +34,11 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 RESULTS_FILE = BENCH_DIR / "RESULTS.md"
+# The torch venvs the differential tests make (tests/differential/envs.py), wherever this machine keeps them.
+TORCH_ENVS = Path(os.environ.get("TORCHUP_TORCH_ENVS", Path.home() / ".cache" / "torchup" / "envs"))
 DEFAULT_TORCH_PYTHONS = (
-    "/root/.cache/torchup/envs/torch-2.14.1/bin/python",
-    "/root/.cache/torchup/envs/torch-2.13.0/bin/python",
+    str(TORCH_ENVS / "torch-2.14.1" / "bin" / "python"),
+    str(TORCH_ENVS / "torch-2.13.0" / "bin" / "python"),
 )
 # The words torchup's rules pre-filter on, as one extended regular expression for grep; used when the
 # words cannot be read from torchup's rules themselves (see ``trigger_pattern``).

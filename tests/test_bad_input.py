@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from torchup import fastscan, runner
 from torchup.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -192,6 +194,101 @@ def test_a_bad_file_alone_was_still_checked_so_exits_1(capsys, tmp_path):
     assert [f["code"] for f in findings] == ["TU001"]
 
 
+# -- nothing unreadable passes silently: files without a trigger word (issue 20) ----------------
+#
+# The pre-filter settles a file without a trigger word unparsed; one that cannot be decoded is still
+# a finding (TU001), through grep or not, with the cache or not, as with --no-prefilter.
+
+UNREADABLE = {  # name: bytes, and the expected line, column and words of the message
+    "bad.py": (b'x = 1\ny = "\xff\xfe abc"\n', 2, 6, ["not valid utf-8"]),
+    "nul.py": (b"x = 1\n\x00\n", 2, 1, ["NUL byte"]),
+    "utf16.py": ("x = 1\n".encode("utf-16"), 1, 1, ["UTF-16"]),
+    "utf16-no-mark.py": ("x = 1\nprint(x)\n".encode("utf-16-le"), 1, 1, ["UTF-16"]),
+    "utf32.py": ("x = 1\n".encode("utf-32"), 1, 1, ["UTF-32"]),
+    "cookie.py": (b"# -*- coding: no-such-codec -*-\nx = 1\n", 1, 1, ["unknown encoding"]),
+    "ascii-cookie.py": (b"# coding: ascii\nx = '\xc3\xa9'\n", 2, 6, ["not valid ascii"]),
+    "broken.ipynb": (b"{not json", 1, 2, ["not valid JSON"]),
+    "notanb.ipynb": (b'{"a": 1}', 1, 1, ["not a Jupyter notebook"]),
+}
+READABLE = {  # no trigger word either, and nothing wrong: checked by the pre-filter alone
+    "plain.py": b"x = 1\n",
+    "utf8.py": "s = 'é'\n".encode(),
+    "latin1.py": b"# -*- coding: latin-1 -*-\ns = '\xe9'\n",
+    "bom.py": b"\xef\xbb\xbfx = 1\n",
+}
+ALL_FILES = len(UNREADABLE) + len(READABLE)
+
+
+def unreadable_tree(root: Path) -> list[tuple[str, str, int, int]]:
+    """The files above under ``root``/src; the (path, code, line, column) of each finding expected."""
+    (root / "src").mkdir()
+    for name, data in {**{name: data for name, (data, *_) in UNREADABLE.items()}, **READABLE}.items():
+        (root / "src" / name).write_bytes(data)
+    return sorted((f"src/{name}", "TU001", line, column) for name, (_, line, column, _) in UNREADABLE.items())
+
+
+@pytest.fixture(params=["python", "grep"])
+def stage_one(request, monkeypatch) -> list[object]:
+    """Stage 1 of the pre-filter in Python, or by grep (even for a few files); the greps started."""
+    if request.param == "grep" and shutil.which("grep") is None:
+        pytest.skip("no grep on this machine")
+    monkeypatch.setattr(runner, "SCAN_MIN_FILES", 1 if request.param == "grep" else 10**9)
+    started: list[object] = []
+    real = fastscan.Grep.start
+    monkeypatch.setattr(fastscan.Grep, "start", lambda *args: started.append(real(*args)) or started[-1])
+    return started
+
+
+@pytest.mark.parametrize("cache", [["--no-cache"], []], ids=["no-cache", "cache"])
+def test_files_without_a_trigger_word_that_cannot_be_read_are_reported(capsys, tmp_path, monkeypatch, stage_one, cache):
+    monkeypatch.chdir(tmp_path)  # (the cache, when used, goes here)
+    expected = unreadable_tree(tmp_path)
+
+    code, out, _ = run(capsys, "check", "--output-format", "concise", *cache, "src")
+    assert code == 1
+    assert out.splitlines()[-1] == (
+        f"{len(UNREADABLE)} findings found ({ALL_FILES} files checked; {len(READABLE)} without a trigger word, "
+        "not parsed)."
+    )
+    assert all(stage_one) and bool(stage_one) == (runner.SCAN_MIN_FILES == 1)
+
+    code, findings = check_json(capsys, *cache, "src")  # (with the cache: its findings, the same)
+    assert code == 1
+    assert sorted((f["path"], f["code"], f["line"], f["column"]) for f in findings) == expected
+    for finding in findings:
+        assert finding["fix"] is None
+        for word in UNREADABLE[Path(finding["path"]).name][3]:
+            assert word in finding["message"]
+    code, everything = check_json(capsys, "--no-cache", "--no-prefilter", "src")
+    assert code == 1
+    assert [(f["path"], f["message"]) for f in everything] == [(f["path"], f["message"]) for f in findings]
+
+
+def test_the_summary_and_sarif_say_what_was_parsed_and_a_rerun_says_the_same(capsys, tmp_path, monkeypatch):
+    """Findings from the cache count as the run that made them did: a re-run prints what a cold run does."""
+    monkeypatch.chdir(tmp_path)
+    unreadable_tree(tmp_path)
+    (tmp_path / "src" / "good.py").write_bytes(GOOD)
+    counts = {"filesChecked": ALL_FILES + 1, "filesNotParsed": len(READABLE), "filesUnreadable": 0}
+
+    code, out, _ = run(capsys, "check", "--output-format", "sarif", "src")
+    assert code == 1
+    assert json.loads(out)["runs"][0]["properties"] == counts
+    code, out, _ = run(capsys, "check", "--output-format", "sarif", "src", "src/missing.py")  # (from the cache)
+    assert code == 1
+    assert json.loads(out)["runs"][0]["properties"] == {**counts, "filesUnreadable": 1}
+
+    summary = (f"{len(UNREADABLE) + 1} findings found ({ALL_FILES + 1} files checked; {len(READABLE)} without a "
+               "trigger word, not parsed).")
+    cold = run(capsys, "check", "--no-cache", "src")
+    assert cold[0] == 1 and cold[1].splitlines()[-1].startswith(summary)
+    assert run(capsys, "check", "src") == cold  # (every finding from the cache)
+    (tmp_path / "src" / "plain.py").write_bytes(b"y = 2\n")
+    assert run(capsys, "check", "src") == cold  # (one file read again)
+    code, out, _ = run(capsys, "check", "--no-cache", "--no-prefilter", "src")
+    assert out.splitlines()[-1].startswith(f"{len(UNREADABLE) + 1} findings found ({ALL_FILES + 1} files checked).")
+
+
 # -- inputs that are fine ---------------------------------------------------------------------
 
 
@@ -215,7 +312,7 @@ def test_empty_file_counts_as_checked(capsys, tmp_path):
     (tmp_path / "empty.py").write_bytes(b"")
     code, out, _ = run(capsys, "check", str(tmp_path / "empty.py"))
     assert code == 0
-    assert "All checks passed (1 file checked)." in out
+    assert "All checks passed (1 file checked; 1 without a trigger word, not parsed)." in out
 
 
 def test_python2_is_only_a_syntax_error_with_the_parsers_position(capsys, tmp_path):

@@ -200,3 +200,31 @@ def test_another_spelling_of_the_same_files_reads_the_cache(
     out = capsys.readouterr().out
     assert sorted(line.split()[0] + line.split()[1] for line in out.splitlines() if ": TU" in line) == first
     assert seen == []
+
+
+def test_the_cache_tells_what_the_findings_of_this_run_came_from(project: Path, capsys) -> None:
+    """For torchup.replay, which pins a file written just before the run by these bytes: those the
+    run read and stored, or those of an entry it used; and whether the report quotes lines read
+    from the file again (a cached finding: then that second reading is not covered)."""
+    from torchup.cache import Cache, file_state
+
+    check(capsys)
+    cache = Cache.open(project)
+    assert cache.used == {}
+    for name in ("a.py", "clean.py"):
+        entry = cache.entries[str(project / name)]
+        assert cache.lookup(str(project / name), entry["settings"]) is not None
+        assert cache.used[str(project / name)] == (entry["size"], entry["digest"], entry["settings"], name == "a.py")
+    (project / "new.py").write_text("y = 2\n")
+    state = file_state(str(project / "new.py"), b"y = 2\n")
+    assert state is not None
+    cache.store(str(project / "new.py"), state, "S", [], [])
+    assert cache.used[str(project / "new.py")] == (6, torchup.cache.digest(b"y = 2\n"), "S", False)
+
+
+def test_a_run_in_the_test_process_saves_nothing_to_replay(project: Path, capsys) -> None:
+    """conftest makes every status count as just written here, torchup's own files too, and those
+    cannot be kept by content: a run saves nothing for a replay (one a subprocess could pick up)."""
+    check(capsys)
+    assert cache_file(project).is_file()
+    assert not (project / ".torchup_cache" / torchup.__version__ / "runs").exists()

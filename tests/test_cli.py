@@ -536,7 +536,7 @@ def test_summary_counts_findings_and_files(capsys, tmp_path):
     code, out, _ = cli(capsys, "check", str(tmp_path))
     assert code == 1
     summary = out.rstrip("\n").splitlines()[-1]
-    assert summary.startswith("3 findings found (3 files checked).")
+    assert summary.startswith("3 findings found (3 files checked; 1 without a trigger word, not parsed).")
     assert "3 fixable with `torchup fix`" in summary
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import torchup.runner as runner
-from torchup import fastscan
+from torchup import fastscan, source
 from torchup.checker import Checker
 from torchup.discovery import Discovery
 from torchup.prefilter import TriggerPattern
@@ -25,16 +25,16 @@ needs_grep = pytest.mark.skipif(shutil.which("grep") is None, reason="no grep on
 
 
 def lines_with_words(
-    paths: list[str], words: list[str], or_wide_start: bool = False, also: tuple[str, ...] = ()
+    paths: list[str], words: list[str], or_not_plain: bool = False, also: tuple[str, ...] = ()
 ) -> dict[str, tuple[tuple[int, int], ...]] | None:
     """What one grep (``fastscan.Grep``) says of ``paths``."""
-    grep = fastscan.Grep.start(paths, TriggerPattern(words), also, or_wide_start)
+    grep = fastscan.Grep.start(paths, TriggerPattern(words), also, or_not_plain)
     return None if grep is None else grep.result()
 
 
-def files_with_words(paths: list[str], words: list[str], or_wide_start: bool = False) -> set[str] | None:
+def files_with_words(paths: list[str], words: list[str], or_not_plain: bool = False) -> set[str] | None:
     """The files grep names, without the lines."""
-    found = lines_with_words(paths, words, or_wide_start)
+    found = lines_with_words(paths, words, or_not_plain)
     return None if found is None else set(found)
 
 TRICKY = {
@@ -169,24 +169,71 @@ def test_runs_with_and_without_grep_find_the_same(monkeypatch: pytest.MonkeyPatc
     assert used and with_grep == findings()
 
 
+NOT_PLAIN = {  # what may keep a file from decoding, without a trigger word
+    "utf-16-le.py": "x = 1\n".encode("utf-16-le").join([b"\xff\xfe", b""]),
+    "utf-16-be.py": "x = 1\n".encode("utf-16"),
+    "utf-16-no-mark.py": "x = 1\n".encode("utf-16-le"),
+    "utf-32-be.py": b"\x00\x00\xfe\xff" + "x = 1\n".encode("utf-32-be"),
+    "utf-32-le.py": b"\xff\xfe\x00\x00" + "x = 1\n".encode("utf-32-le"),
+    "nul-on-line-3.py": b"x = 1\ny = 2\nz = b'\x00'\n",
+    "not-utf-8.py": b"x = 1\ns = '\xff'\n",
+    "split-sequence.py": b"x = 1\ns = '\xc3\n\xa9'\n",  # (valid UTF-8 bytes, but not line by line)
+    "cookie-on-line-1.py": b"# -*- coding: no-such-codec -*-\nx = 1\n",
+    "cookie-on-line-2.py": b"#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :\nx = 1\n",  # (decodes)
+}
+PLAIN = {  # what grep can tell decodes
+    "plain.py": b"x = 1\n",
+    "utf-8.py": "x = 1\ns = 'é'\n".encode(),
+    "bom.py": b"\xef\xbb\xbfx = 1\n",
+    "encoding-on-line-3.py": b"x = 1\ny = 2\nopen(f, encoding='utf-8')\n",  # (tokenize reads lines 1-2 only)
+    "control-characters.py": b"x = '\x01\x1b\x7f'\n",
+    "crlf.py": b"x = 1\r\n# coding\r\n",
+}
+
+
 @needs_grep
-def test_a_line_starting_like_a_wide_byte_order_mark_is_a_hit_when_asked(tmp_path: Path) -> None:
-    """Such files are read in full (which reports them), so that a file grep misses needs no
-    glance: its status from discovery is enough."""
-    files = {
-        "utf-16-le.py": "x = 1\n".encode("utf-16-le").join([b"\xff\xfe", b""]),
-        "utf-16-be.py": "x = 1\n".encode("utf-16"),
-        "utf-32-be.py": b"\x00\x00\xfe\xff" + "x = 1\n".encode("utf-32-be"),
-        "utf-32-le.py": b"\xff\xfe\x00\x00" + "x = 1\n".encode("utf-32-le"),
-        "plain.py": b"x = 1\n",
-        "word.py": b"torch.qr(a)\n",
-    }
+def test_what_may_not_decode_is_a_hit_when_asked(tmp_path: Path) -> None:
+    """Such files are read in full (which reports them if they do not decode), so that a file grep
+    misses needs no glance: it decodes as UTF-8, and its status from discovery is enough."""
+    words = {"word.py": "torch.qr(a)\ns = 'é'\n".encode(), "word-and-nul.py": b"torch.qr(a)\n\x00\n"}
+    files = {**NOT_PLAIN, **PLAIN, **words}
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     paths = sorted(str(tmp_path / name) for name in files)
-    hits = files_with_words(paths, WORDS, or_wide_start=True)
-    assert hits is not None and {Path(p).name for p in hits} == set(files) - {"plain.py"}
-    assert {Path(p).name for p in files_with_words(paths, WORDS) or ()} == {"word.py"}
+    found = lines_with_words(paths, WORDS, or_not_plain=True)
+    assert found is not None
+    # A file that may not decode comes with None (scan and decode it in Python), words or not.
+    assert {Path(p).name: lines for p, lines in found.items()} == {
+        **dict.fromkeys(NOT_PLAIN), "word-and-nul.py": None, "word.py": ((1, 0), (2, 12))
+    }
+    assert {Path(p).name for p in files_with_words(paths, WORDS) or ()} == set(words)
+    for name in PLAIN:  # (what no hit may be: a file that does not decode)
+        assert source.decodes(files[name]), name
+
+
+@needs_grep
+@pytest.mark.parametrize("cache", [False, True], ids=["no-cache", "cache"])
+def test_files_without_words_that_do_not_decode_are_reported_among_many(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: bool
+) -> None:
+    """Through grep: the files it finds no word in are settled in this process without a read
+    (``--no-cache``) or read by the workers to be hashed; the others are read and decoded."""
+    monkeypatch.setattr(runner, "SCAN_MIN_FILES", 1)
+    for name, data in {**NOT_PLAIN, **PLAIN}.items():
+        (tmp_path / name).write_bytes(data)
+    started = []
+    real = fastscan.Grep.start
+    monkeypatch.setattr(fastscan.Grep, "start", lambda *args: started.append(real(*args)) or started[-1])
+    options = runner.RunOptions(jobs=2, record_states=cache)
+    found = runner.run([str(tmp_path)], Checker(select_rules(all_rules(), ["TU1"])), Discovery(), options)
+    assert started and all(grep is not None for grep in started)
+    undecodable = {name for name, data in NOT_PLAIN.items() if not source.decodes(data)}
+    assert undecodable == set(NOT_PLAIN) - {"cookie-on-line-2.py"}
+    assert sorted((Path(d.path).name, d.code) for d in found.diagnostics) == sorted(
+        (name, "TU001") for name in undecodable
+    )
+    assert found.files_checked == len(NOT_PLAIN) + len(PLAIN)
+    assert found.files_not_parsed == found.files_checked - len(undecodable)
 
 
 @needs_grep

@@ -260,3 +260,25 @@ def test_a_reexport_by_name_is_reported_and_keeps_the_calls_fix_unsafe() -> None
     assert reexport.line == 2 and "re-exports `torch.cholesky`" in reexport.message and reexport.fix is None
     assert call.fix is not None and call.fix.applicability.value == "unsafe"
     assert "re-exported by name at snippet.py:2:12" in call.notes[0]
+
+
+# Seen on real projects (bench/project_suites.py): GPyTorch's `torch.inverse(...)` result, geotorch's
+# `X.new_empty(...)` rebound in a loop through `N - X @ N` and `N.qr().Q`.
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import torch\ndef f(m):\n    Sigma = torch.inverse(-2 * m)\n    return Sigma.cholesky().inverse()\n",
+        "import torch\ndef f(X):\n    N = X.new_empty(3, 3)\n    for _ in range(2):\n        N = N - X @ (X.mT @ N)\n"
+        "        N = N.qr().Q\n    return N\n",
+        "import torch\ndef f(a):\n    q = torch.linalg.qr(a).Q\n    return q.cholesky()\n",
+    ],
+)
+def test_tensors_from_the_stubs_and_loops(code: str) -> None:
+    found = check(code, ["TU102", "TU104"])
+    assert found and all(d.fix is not None and d.fix.applicability.value == "safe" for d in found), found
+
+
+def test_a_loop_that_may_rebind_to_something_else_stays_unknown() -> None:
+    code = "import torch\ndef f(items):\n    m = torch.eye(3)\n    for item in items:\n        m = m.cholesky()\n        m = item\n"
+    (finding,) = check(code, ["TU102"])
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"

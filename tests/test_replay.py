@@ -36,15 +36,22 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 class Runs:
-    """Counts the full runs (``run_check`` calls) behind ``main``."""
+    """Counts the full runs (``run_check`` calls) behind ``main``; ``then``, if set, runs once after
+    the next one has printed its report, before the run is recorded (a change during the run)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.full = 0
+        self.then: Callable[[], None] | None = None
         original = torchup.commands.run_check
 
         def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
             self.full += 1
-            return original(*args, **kwargs)
+            try:
+                return original(*args, **kwargs)
+            finally:
+                then, self.then = self.then, None
+                if then is not None:
+                    then()
 
         monkeypatch.setattr(torchup.commands, "run_check", counted)
 
@@ -68,6 +75,14 @@ def cold(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 def manifests(root: Path) -> list[Path]:
     return sorted((root / ".torchup_cache" / replay.__version__ / "runs").glob("*.bin"))
+
+
+def pinned(root: Path) -> dict[str, int]:
+    """The paths the one manifest under ``root`` keeps by content, and their kinds."""
+    [path] = manifests(root)
+    manifest = replay._decode(path.read_bytes())
+    assert manifest is not None
+    return {pin[0]: pin[1] for pin in manifest[3]}
 
 
 def edit(path: Path, text: str) -> None:
@@ -236,11 +251,160 @@ def test_a_new_torchup_version_or_an_edited_torchup_makes_a_full_run(project: Pa
     assert runs.full == 3
 
 
-def test_a_tree_that_just_changed_is_not_recorded(project: Path, capsys, runs: Runs, monkeypatch) -> None:
-    monkeypatch.setattr(replay, "SETTLE_SECONDS", 2.0)  # the real margin: the files are younger
+@pytest.fixture
+def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project written just now, as a copy or a checkout leaves it (the working directory): every
+    status in it is racy, whatever the pace of the test. (torchup's own files, which would be racy
+    too, are left out of what the recorder sees: an edited torchup is tested above.)"""
+    monkeypatch.setattr(replay, "SETTLE_SECONDS", 3600.0)  # (an hour: the tree is younger)
+    monkeypatch.setattr(replay, "__file__", str(tmp_path / "no-package" / "replay.py"))
+    root = tmp_path / "fresh"
+    (root / "pkg").mkdir(parents=True)
+    (root / "a.py").write_text(QR)
+    (root / "pkg" / "b.py").write_text(CHOL)
+    (root / "pkg" / "clean.py").write_text("x = 1\n")
+    monkeypatch.chdir(root)
+    return root
+
+
+FRESH_COMMANDS = [
+    ("check", "."),  # (the cache is made in `.` during the first run)
+    ("check", "--output-format", "concise", "a.py", "pkg", "missing.py"),
+    ("check", "--statistics", "."),
+]
+
+
+@pytest.mark.parametrize("config", [False, True], ids=["plain", "with-a-config"])
+@pytest.mark.parametrize("argv", FRESH_COMMANDS, ids=[" ".join(argv) for argv in FRESH_COMMANDS])
+def test_a_tree_written_just_now_is_replayed_from_the_second_run(fresh: Path, capsys, runs: Runs,
+                                                                 argv: tuple[str, ...], config: bool) -> None:
+    """The hard case: every status is racy (the first run even adds the cache to the tree it walks).
+    The files are kept by the digests of what the run read, the directories and the configuration
+    by their contents; the second run compares them, and replays."""
+    if config:
+        (fresh / "pyproject.toml").write_text('[tool.torchup]\nignore = ["TU103"]\n')
+    first = run(capsys, *argv)
+    assert runs.full == 1
+    kinds = pinned(fresh)
+    assert kinds["pkg/b.py"] == replay.FILE and kinds["pkg"] == replay.LISTING
+    assert any(path.endswith("pyproject.toml") for path in kinds) is config
+    assert run(capsys, *argv) == first == cold(capsys, *argv)
+    assert runs.full == 2  # the replay ran nothing; the cold reference did
+
+
+def test_a_file_rewritten_in_the_tick_of_its_status_is_never_replayed_stale(fresh: Path, capsys, runs: Runs,
+                                                                            monkeypatch) -> None:
+    """Same size, same mtime, after the run: only the content tells (the ctime would not, were the
+    clock coarse enough), and the content is what a racy file is kept by."""
+    argv = ("check", "--output-format", "concise", "-q", ".")  # (-q: a warm summary may count cache hits)
+    first = run(capsys, *argv)
+    assert pinned(fresh)["a.py"] == replay.FILE
+    info = (fresh / "a.py").stat()
+    (fresh / "a.py").write_text(QR.replace("qr", "xy"))
+    os.utime(fresh / "a.py", ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert (fresh / "a.py").stat().st_size == info.st_size
+    monkeypatch.setattr(replay, "SETTLE_SECONDS", -3600.0)  # (and the pins count as settled: no matter)
+    after = run(capsys, *argv)
+    assert runs.full == 2 and after == cold(capsys, *argv) != first
+    assert run(capsys, *argv) == after and runs.full == 3  # recorded anew, and replayed
+
+
+def _edit_read_file(root: Path) -> None:
+    (root / "a.py").write_text(QR.replace("qr", "xy"))  # (same size, the same tick as likely as not)
+
+
+def _add_file(root: Path) -> None:
+    (root / "pkg" / "new.py").write_text(QR)
+
+
+def _remove_file(root: Path) -> None:
+    (root / "pkg" / "b.py").unlink()
+
+
+def _rename_file(root: Path) -> None:
+    os.rename(root / "pkg" / "b.py", root / "pkg" / "c.py")
+
+
+def _add_directory(root: Path) -> None:
+    (root / "pkg" / "sub").mkdir()
+    (root / "pkg" / "sub" / "d.py").write_text(CHOL)
+
+
+def _add_config(root: Path) -> None:
+    (root / "pkg" / "pyproject.toml").write_text('[tool.torchup]\nignore = ["TU101"]\n')
+
+
+def _remove_config(root: Path) -> None:
+    (root / "pkg" / "pyproject.toml").unlink()
+
+
+def _with_ignored_file(root: Path) -> None:
+    (root / ".git").mkdir()
+    (root / ".gitignore").write_text("b.py\n")
+
+
+def _remove_gitignore(root: Path) -> None:
+    (root / ".gitignore").unlink()
+
+
+def _with_gitignore(root: Path) -> None:
+    (root / ".gitignore").write_text("b.py\n")
+
+
+def _make_repository(root: Path) -> None:
+    (root / ".git").mkdir()  # (the .gitignore, there all along, counts from now on)
+
+
+# (what the project has before the first run, the change while it runs)
+DURING: list[tuple[Callable[[Path], None], Callable[[Path], None]]] = [
+    (_nothing, _edit_read_file), (_nothing, _add_file), (_nothing, _remove_file), (_nothing, _rename_file),
+    (_nothing, _add_directory), (_nothing, _add_config), (_add_config, _remove_config),
+    (_with_ignored_file, _remove_gitignore), (_with_gitignore, _make_repository),
+]
+
+
+@pytest.mark.parametrize(("prepare", "change"), DURING, ids=[c.__name__.strip("_") for _, c in DURING])
+def test_a_change_during_the_run_is_never_replayed(fresh: Path, capsys, runs: Runs, prepare: Callable[[Path], None],
+                                                   change: Callable[[Path], None]) -> None:
+    """Made after the run read the tree and printed its report, before it is recorded: with every
+    status racy, nothing but content tells. The next run is a full one, and prints what a cold run
+    prints."""
+    prepare(fresh)
+    argv = ("check", "--output-format", "concise", "-q", ".")  # (-q: a warm summary may count cache hits)
+    runs.then = lambda: change(fresh)
+    first = run(capsys, *argv)
+    after = run(capsys, *argv)
+    assert runs.full == 2
+    assert after == cold(capsys, *argv) != first
+
+
+def test_pinned_paths_that_settle_are_kept_by_their_status(fresh: Path, capsys, runs: Runs, monkeypatch) -> None:
+    """A replay that finds a pinned path settled saves its status instead: the next one only stats it."""
+    argv = ("check", "--output-format", "concise", "-q", ".")  # (-q: a warm summary may count cache hits)
+    first = run(capsys, *argv)
+    assert len(pinned(fresh)) == 5  # a.py, pkg/b.py, pkg/clean.py, ., pkg
+    monkeypatch.setattr(replay, "SETTLE_SECONDS", -3600.0)  # as if an hour had passed
+    assert run(capsys, *argv) == first and pinned(fresh) == {}
+    assert run(capsys, *argv) == first and runs.full == 1
+    edit(fresh / "pkg" / "b.py", "x = 2\n")
+    assert run(capsys, *argv) == cold(capsys, *argv) != first and runs.full == 3
+
+
+def test_what_cannot_be_kept_by_content_is_not_recorded(fresh: Path, capsys, runs: Runs) -> None:
+    """Racy files read by a fix (it reads the files it fixes again), or with findings from the cache
+    (the report quotes their lines from another reading): nothing is saved, until they settle."""
     run(capsys, "check", ".")
+    assert len(manifests(fresh)) == 1
+    run(capsys, "fix", "--diff", ".")
+    run(capsys, "check", "--statistics", ".")  # (the findings in a.py and pkg/b.py from the cache)
+    assert len(manifests(fresh)) == 1 and runs.full == 3
+
+
+def test_a_torchup_written_just_now_is_not_recorded(project: Path, capsys, runs: Runs, monkeypatch) -> None:
+    """torchup's own files were read when it started: nothing kept of them but their status."""
+    monkeypatch.setattr(replay, "SETTLE_SECONDS", 1e9)  # (every status racy: torchup's files too)
     run(capsys, "check", ".")
-    assert runs.full == 2 and manifests(project) == []
+    assert manifests(project) == []
 
 
 def test_a_corrupt_manifest_is_ignored_with_a_warning(project: Path, capsys, runs: Runs) -> None:
@@ -292,16 +456,14 @@ def test_command_lines_the_fast_path_accepts() -> None:
 
 
 def test_a_replay_imports_nothing_of_the_checker(tmp_path: Path) -> None:
-    """From a fresh interpreter, with the real settle time: the second run answers from the manifest
-    without importing the engine (so it costs an interpreter's start and the stat calls)."""
+    """From a fresh interpreter, with the real settle time, over a tree written just now (and the
+    cache made in it): the second run answers from the manifest without importing the engine (so
+    it costs an interpreter's start, the stat calls, and reading the files written just now)."""
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").write_text(QR)
     (tmp_path / "src" / "b.py").write_text("x = 1\n")
-    time.sleep(replay.SETTLE_SECONDS + 0.1)  # (ctime cannot be set back: the files must be this old)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    # (src, not `.`: the cache is made in `.` during the first run, and a directory that changed
-    # during a run is not recorded)
-    command = [sys.executable, "-X", "importtime", "-m", "torchup", "check", "src"]
+    command = [sys.executable, "-X", "importtime", "-m", "torchup", "check", "."]
     first = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     second = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     assert first.returncode == second.returncode == 1
@@ -336,7 +498,7 @@ def test_the_progress_line_is_shown_but_not_replayed(tmp_path: Path, capsys, run
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
-@pytest.mark.parametrize("where", ["none", "first", "middle", "last"])
+@pytest.mark.parametrize("where", ["none", "first", "middle", "last", "first pin", "last pin"])
 def test_a_long_list_is_compared_in_two_processes_and_either_half_tells(tmp_path: Path, where: str) -> None:
     paths = []
     for index in range(replay.SPLIT_PATHS + 1):
@@ -344,10 +506,30 @@ def test_a_long_list_is_compared_in_two_processes_and_either_half_tells(tmp_path
         path.write_text("x = 1\n")
         paths.append(str(path))
     statuses: list[object] = [hash(replay._status(path)) for path in paths]
-    changed = {"none": None, "first": 0, "middle": len(paths) // 2, "last": len(paths) - 1}[where]
+    for index in range(4):
+        (tmp_path / f"p{index}.py").write_text(f"y = {index}\n")
+    pins = [(str(tmp_path), replay.LISTING, 0, replay._content(str(tmp_path))[2])]  # type: ignore[index]
+    pins += [(str(tmp_path / f"p{i}.py"), replay.FILE, 6, replay.digest(f"y = {i}\n".encode())) for i in range(4)]
+    changed = {"none": None, "first": 0, "middle": len(paths) // 2, "last": len(paths) - 1}.get(where)
     if changed is not None:
         statuses[changed] = hash((1, 2, 3, 4, 5))  # (as if the file had another status when saved)
-    assert replay._unchanged(paths, statuses) is (changed is None)
+    if where.endswith("pin"):
+        (tmp_path / ("p0.py" if where == "first pin" else "p3.py")).write_text("y = 9\n")  # (same size)
+    settled = replay._unchanged(paths, statuses, pins)
+    assert (settled is not None) is (where == "none")
+    if settled is not None:  # the statuses of the pinned paths, from both halves, in order: all just written
+        assert settled == [None] * len(pins)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_settled_pins_come_back_from_both_halves(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(replay, "SETTLE_SECONDS", -3600.0)  # (settled at once)
+    pins = []
+    for index in range(replay.SPLIT_PATHS // replay.PIN_WEIGHT + 2):
+        (tmp_path / f"p{index}.py").write_text(f"y = {index:04d}\n")
+        pins.append((str(tmp_path / f"p{index}.py"), replay.FILE, 9, replay.digest(f"y = {index:04d}\n".encode())))
+    settled = replay._unchanged([], [], pins)
+    assert settled == [hash(replay._status(path)) for path, *_ in pins]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
@@ -362,7 +544,7 @@ def test_the_child_that_compares_half_the_paths_always_ends_there(tmp_path: Path
     statuses: list[object] = [hash(replay._status(path)) for path in paths]
     signal.alarm(30)  # (a hang fails the test instead of the suite)
     try:
-        assert replay._unchanged(paths, statuses) is True
-        assert replay._unchanged(paths, statuses[:-1]) is False  # (the second half's zip fails in the child)
+        assert replay._unchanged(paths, statuses, []) == []
+        assert replay._unchanged(paths, statuses[:-1], []) is None  # (the second half's zip fails in the child)
     finally:
         signal.alarm(0)

@@ -12,7 +12,8 @@ every lookup until its status has settled.
 Different settings (rules, target Python or release, pre-filter) or another torchup version never
 match. A cache file that cannot be read is ignored with a warning, never trusted.
 
-Before any of this, ``torchup.replay`` may answer a whole run from the status of its files.
+Before any of this, ``torchup.replay`` may answer a whole run from the status of its files; for
+those changed just before the run, from the digests this cache kept of what the run read (``used``).
 """
 
 from __future__ import annotations
@@ -31,14 +32,12 @@ from torchup.diagnostics import Applicability, Diagnostic, Edit, Fix, ImportRequ
 from torchup.project import MethodDefinition
 from torchup.replay import CACHE_DIR_NAME
 
-_FORMAT = 2  # 2: the methods a file's classes define (torchup.project), a fix's `replaces`
+_FORMAT = 3  # 2: the methods a file's classes define (torchup.project), a fix's `replaces`; 3: `parsed`
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by torchup.\n"
 
 
 def digest(raw: bytes) -> str:
-    import hashlib  # (here: a warm run with nothing changed never hashes)
-
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+    return replay.digest(raw)  # (one definition: a replay compares files with the digests kept here)
 
 
 @dataclass(frozen=True)
@@ -68,6 +67,10 @@ class Cache:
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     dirty: bool = False
     opened_ns: int = field(default_factory=time.time_ns)  # the run's start, for racy statuses
+    # What this run's findings came from, per absolute path: size and digest of the bytes behind
+    # them, the settings' fingerprint, and whether the report quotes lines read from the file again
+    # (torchup.replay pins a file that changed just before the run by these bytes, if not).
+    used: dict[str, tuple[int, str, str, bool]] = field(default_factory=dict)
 
     def _racy(self, mtime_ns: int, ctime_ns: int) -> bool:
         return replay.changed_lately(mtime_ns, ctime_ns, self.opened_ns)
@@ -88,6 +91,10 @@ class Cache:
             return cache
         try:
             document = json.loads(text)
+            if isinstance(document, dict) and isinstance(document.get("format"), int) \
+                    and document["format"] != _FORMAT:
+                cache.dirty = True  # written by a development build of another layout: start afresh, quietly
+                return cache
             if document.get("format") != _FORMAT or not isinstance(document.get("files"), dict):
                 raise ValueError("unknown layout")
             cache.entries = document["files"]
@@ -117,14 +124,19 @@ class Cache:
                 entry.update(status, racy=self._racy(stat.st_mtime_ns, stat.st_ctime_ns))  # touched, not changed
                 self.dirty = True
             methods = [MethodDefinition(method, owner, path, line) for method, owner, line in entry["methods"]]
-            return [_diagnostic(item) for item in entry["diagnostics"]], methods
+            diagnostics = [_diagnostic(item) for item in entry["diagnostics"]]
+            # (the runner reads a file with findings again, for the report to quote its lines)
+            self.used[_absolute(path)] = (stat.st_size, str(entry["digest"]), settings, bool(diagnostics))
+            return diagnostics, methods
         except (OSError, KeyError, TypeError, ValueError):
             return None  # never trust an entry we cannot fully read
 
     def store(
         self, path: str, state: FileState, settings: str, diagnostics: list[Diagnostic],
-        methods: list[MethodDefinition],
+        methods: list[MethodDefinition], *, parsed: bool = True,
     ) -> None:
+        """``parsed``: False when the pre-filter alone settled the file (``parsed(path)`` says so of a hit)."""
+        self.used[_absolute(path)] = (state.size, state.digest, settings, False)  # (one reading: findings, lines)
         self.entries[_absolute(path)] = {
             "size": state.size,
             "mtime_ns": state.mtime_ns,
@@ -135,8 +147,15 @@ class Cache:
             "settings": settings,
             "diagnostics": [_encode(d) for d in diagnostics],
             "methods": [[m.method, m.owner, m.line] for m in methods],
+            "parsed": parsed,
         }
         self.dirty = True
+
+    def parsed(self, path: str) -> bool:
+        """Whether the file of a hit (``lookup``) was parsed when its findings were made: a run
+        that takes them from here says so as the run that made them would (torchup.commands)."""
+        entry = self.entries.get(_absolute(path))
+        return not isinstance(entry, dict) or entry.get("parsed") is not False
 
     def save(self) -> None:
         if not self.dirty:

@@ -12,7 +12,7 @@ from torchup.checker import Checker
 from torchup.config import ConfigError, Settings
 from torchup.discovery import DEFAULT_EXCLUDE, Discovery
 from torchup.fixer import fix_source
-from torchup.formats import render, render_fixes, render_statistics
+from torchup.formats import RunCounts, render, render_fixes, render_statistics
 from torchup.output import Style, use_colour, write_report
 from torchup.progress import Progress
 from torchup.python_target import parse_version
@@ -102,14 +102,15 @@ def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None 
     elif output_format in ("full", "concise") and not args.output_file:
         write_report(diagnostics, result.sources.get, output_format)  # colour on a terminal
     else:
-        _emit(args, render(output_format, diagnostics, result.sources.get, root=project_root()))
+        counts = RunCounts(result.files_checked, result.files_not_parsed, result.files_failed)
+        _emit(args, render(output_format, diagnostics, result.sources.get, root=project_root(), counts=counts))
     if args.show_fixes and fix and result.fixed_diagnostics:
         sys.stdout.write(render_fixes(result.fixed_diagnostics, root=project_root()))
     if not args.quiet and output_format in ("full", "concise") and not args.statistics:
         _summary(result, diagnostics, fix=fix, diff=args.diff, unsafe=settings.unsafe_fixes)
     if recorder is not None:
         wrote = fix and not args.diff and bool(result.changed)
-        recorder.completed(settings.root, discovery.listed, result.targets, wrote=wrote)
+        recorder.completed(settings.root, discovery, result.targets, wrote=wrote, cache=options.cache, checker=checker)
     if result.files_checked == 0 and result.files_failed > 0:
         return EXIT_ERROR
     if args.exit_zero:
@@ -179,6 +180,10 @@ def _summary(result: RunResult, diagnostics: list, *, fix: bool, diff: bool, uns
     stream = sys.stderr if diff else sys.stdout
     style = Style(use_colour(stream))
     files = f"{result.files_checked} file{'s' * (result.files_checked != 1)} checked"
+    # What the count covers, where less than a parse: no more may be claimed than was done (findings
+    # from the cache count as the run that made them did, so a re-run prints what a cold run would).
+    if result.files_not_parsed:
+        files += f"; {result.files_not_parsed} without a trigger word, not parsed"
     lines = []
     if fix and result.fixed:
         verb = "Would fix" if diff else "Fixed"

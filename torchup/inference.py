@@ -19,6 +19,13 @@ _NOT_TENSOR_ROOTS = frozenset(FACTS["non_tensor_libraries"])
 _TENSOR_FUNCTIONS = frozenset(FACTS["tensor_functions"])
 _TENSOR_METHODS = frozenset(FACTS["tensor_methods"])
 _TENSOR_ATTRIBUTES = frozenset(FACTS["tensor_attributes"])
+# Methods no other library's objects have (`new_empty`, `masked_fill`): a receiver of unknown type
+# that has one is a tensor, and so is its result.
+_TORCH_ONLY_METHODS = frozenset(FACTS.get("torch_only_methods", ()))
+# The tensor fields of the named tuples functions and methods return (`x.qr().Q`, `torch.linalg.eigh(a).eigenvectors`).
+_TENSOR_FIELDS: dict[str, frozenset[str]] = {
+    name: frozenset(fields) for name, fields in FACTS.get("tensor_fields", {}).items()
+}
 _TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _LITERALS = (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.JoinedStr, ast.ListComp, ast.DictComp,
              ast.SetComp, ast.GeneratorExp, ast.Lambda)
@@ -52,7 +59,12 @@ def tensor_evidence(ctx: Context, expr: ast.expr, depth: int = 0) -> Evidence:
             return Evidence.NOT_TENSOR if not qualname.startswith("torch.") else Evidence.UNKNOWN
         if expr.attr in _TENSOR_ATTRIBUTES:
             return tensor_evidence(ctx, expr.value, depth + 1)
+        if isinstance(expr.value, ast.Call) and _returns_tensor_fields(ctx, expr.value, depth, expr.attr):
+            return Evidence.TENSOR
         return Evidence.UNKNOWN
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call) and isinstance(expr.slice, ast.Constant) \
+            and isinstance(expr.slice.value, int) and _returns_tensor_fields(ctx, expr.value, depth, None):
+        return Evidence.TENSOR  # `torch.linalg.qr(a)[0]`
     if isinstance(expr, ast.Name):
         return _name_evidence(ctx, expr, depth)
     return Evidence.UNKNOWN
@@ -65,6 +77,20 @@ def bound_nowhere(ctx: Context, expr: ast.expr) -> bool:
     while isinstance(expr, ast.Attribute):
         expr = expr.value
     return isinstance(expr, ast.Name) and ctx.resolver.is_unbound(expr.id, ctx.resolver.scope_of(expr))
+
+
+def _returns_tensor_fields(ctx: Context, call: ast.Call, depth: int, field: str | None) -> bool:
+    """Does ``call`` return a named tuple of tensors (with ``field`` among them, when given)?"""
+    qualname = ctx.qualified_name(call.func)
+    if qualname is not None:
+        fields = _TENSOR_FIELDS.get(qualname)
+    elif isinstance(call.func, ast.Attribute):
+        fields = _TENSOR_FIELDS.get(call.func.attr)
+        if fields is not None and tensor_evidence(ctx, call.func.value, depth + 1) is not Evidence.TENSOR:
+            return False
+    else:
+        return False
+    return fields is not None and (field is None or field in fields)
 
 
 def _operand_evidence(ctx: Context, node: ast.expr, depth: int) -> Evidence | None:
@@ -138,9 +164,10 @@ def _call_evidence(ctx: Context, call: ast.Call, depth: int) -> Evidence:
             return Evidence.NOT_TENSOR
         return Evidence.UNKNOWN
     func = call.func
-    if isinstance(func, ast.Attribute) and func.attr in _TENSOR_METHODS:
+    if isinstance(func, ast.Attribute) and (func.attr in _TENSOR_METHODS or func.attr in _TORCH_ONLY_METHODS):
         receiver = tensor_evidence(ctx, func.value, depth + 1)
-        return Evidence.TENSOR if receiver is Evidence.TENSOR else Evidence.UNKNOWN
+        if receiver is Evidence.TENSOR or (receiver is Evidence.UNKNOWN and func.attr in _TORCH_ONLY_METHODS):
+            return Evidence.TENSOR
     return Evidence.UNKNOWN
 
 
@@ -151,9 +178,22 @@ def _name_evidence(ctx: Context, name: ast.Name, depth: int) -> Evidence:
     reaching = reaching_assignment(ctx, name, found.bindings)
     if reaching is not None:
         return _binding_evidence(ctx, reaching, depth)
-    verdicts = {_binding_evidence(ctx, binding, depth) for binding in found.bindings
-                if binding.kind is not BindingKind.AUGMENTED}  # `x += 1` keeps what x was
+    # A name rebound from itself in a loop (`n = n - x @ n`, `n = n.qr().Q`) is a tensor if every
+    # binding is one when the name is: judged with that assumption (a greatest fixed point).
+    key = (id(found.bindings[0].scope), name.id)
+    if key in _ASSUMED:
+        return Evidence.TENSOR
+    _ASSUMED.add(key)
+    try:
+        verdicts = {_binding_evidence(ctx, binding, depth) for binding in found.bindings
+                    if binding.kind is not BindingKind.AUGMENTED}  # `x += 1` keeps what x was
+    finally:
+        _ASSUMED.discard(key)
     return verdicts.pop() if len(verdicts) == 1 else Evidence.UNKNOWN
+
+
+# The names assumed tensors while their own bindings are judged (see ``_name_evidence``).
+_ASSUMED: set[tuple[int, str]] = set()
 
 
 def _binding_evidence(ctx: Context, binding: Binding, depth: int) -> Evidence:

@@ -14,11 +14,27 @@ What a run depends on (``Recorder.save`` gathers it):
   given, of ``--config`` and of the working directory, and whether those parents hold ``.git``;
 - torchup's own files (an edited torchup is another tool, whatever its version says).
 
-A status that changed within ``SETTLE_SECONDS`` before the run began could change again without
-its timestamp showing it (clocks tick coarsely; FAT counts in 2 s steps), so such a run records
-nothing and the next one does. Nor does a run that wrote a file, printed a warning or an error, or
-ran with ``--no-cache``, ``--output-file`` or stdin. A manifest whose checksum fails is ignored
-with a warning, never trusted.
+A status that changed within ``SETTLE_SECONDS`` before the run began (or during it) is racy: clocks
+tick coarsely (FAT counts in 2 s steps; Linux stamps files from a clock a tick behind), so a write
+in the same tick, during the run or after it, could leave the status as it was. A racy status
+proves nothing, so such a path is pinned by its content instead (``Recorder._pins``), which a
+replay compares (a file's bytes, a directory's entries):
+- a file checked, by the digest of the bytes the run read, which its findings came from, as the
+  findings cache knows them (``Cache.used``): equal bytes, equal findings, whatever happened to the
+  file meanwhile. (Not a notebook, nor a file the report quotes lines of read a second time: those
+  readings are not kept, and nothing is saved.)
+- a directory walked, or a configuration or ``.gitignore`` file: what the walk and the settings
+  made of them is not kept, so at the end of the run a walk must find the same files and
+  directories again and the settings must come out as the run's, for the command and for each file
+  (as the cache keys them); their contents are taken just before that.
+A racy file of torchup's own means that nothing is saved: the next run records. So a tree copied
+or checked out just now is replayed from the second run on, which compares those contents (about
+a tenth of a second for all of torch's 50 MB of sources); a replay that finds a pinned path settled
+saves its status in the manifest instead, and the runs after it only ``stat``.
+
+Nor is anything saved by a run that wrote a file, printed a warning or an error, or ran with
+``--no-cache``, ``--output-file`` or stdin. A manifest whose checksum fails is ignored with a
+warning, never trusted.
 """
 
 from __future__ import annotations
@@ -34,10 +50,20 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import IO
 
+    from torchup.cache import Cache
+    from torchup.checker import Checker
+    from torchup.discovery import Discovery
+
+    Pin = tuple[str, int, int, str]  # path, FILE or LISTING, size (a file's), digest
+    Manifest = tuple[tuple[object, ...], list[str], list[object], list[Pin], list[tuple[int, str]], int]
+
 CACHE_DIR_NAME = ".torchup_cache"
 SETTLE_SECONDS = 2.0
 MAX_MANIFESTS = 32  # per torchup version: one per command line and working directory in use
-_FORMAT = 2
+_FORMAT = 3  # 3: content pins
+# A path whose status is racy is pinned by its content (see the module's docstring): a file by the
+# digest of its bytes, a directory by the digest of its entries.
+FILE, LISTING = 0, 1
 _NEARBY = ("torchup.toml", "pyproject.toml", ".gitignore")  # where a directory's settings and ignores come from
 
 # Options a replayed command line may hold; any other (an abbreviation, --no-cache, --output-file,
@@ -55,13 +81,15 @@ _VALUED = frozenset({
 class Invocation:
     """A ``check`` or ``fix`` command line whose output a manifest may hold."""
 
-    __slots__ = ("argv", "config", "isolated", "paths")
+    __slots__ = ("argv", "config", "fixes", "isolated", "paths")
 
     def __init__(self, argv: list[str], paths: list[str], config: str | None, isolated: bool) -> None:
         self.argv = argv
         self.paths = paths
         self.config = config
         self.isolated = isolated
+        # (a fix reads the files it fixes a second time: a digest of the first read would not cover it)
+        self.fixes = argv[0] == "fix" or "--fix" in argv or "--diff" in argv
 
     @classmethod
     def parse(cls, argv: list[str]) -> Invocation | None:
@@ -136,9 +164,12 @@ def replayed(invocation: Invocation) -> int | None:
         sys.stderr.write(f"torchup: warning: the saved run {path} is corrupt; ignoring it\n")
         _remove(path)
         return None
-    saved_key, paths, statuses, chunks, code = manifest
+    saved_key, paths, statuses, pins, chunks, code = manifest
     try:
-        if saved_key != key or not _unchanged(paths, statuses):
+        if saved_key != key:
+            return None
+        settled = _unchanged(paths, statuses, pins)
+        if settled is None:
             return None
     except (TypeError, ValueError):  # (its checksum holds, but not its layout: not ours)
         return None
@@ -149,53 +180,137 @@ def replayed(invocation: Invocation) -> int | None:
             streams[index].flush()  # (in order, where both go to one terminal)
     except BrokenPipeError:  # `torchup check | head`: as torchup.guard answers it in a full run
         return 0
+    if any(status is not None for status in settled):  # pinned paths that have settled since
+        _settle(path, manifest, settled)
     return code
 
 
 # A tree of more paths than this is compared in two processes, each half (a fork costs well under
 # a millisecond at this point, a thousand stats three or four).
 SPLIT_PATHS = 1500
+PIN_WEIGHT = 10  # a pin reads and hashes a file, or lists a directory: about ten stats
 
 
-def _unchanged(paths: list[str], statuses: list[object]) -> bool:
-    """Whether every path has the status the manifest holds for it (see ``_same``); a long list
-    is split with a forked child, which answers by its exit status."""
-    if len(paths) < SPLIT_PATHS or not hasattr(os, "fork"):
-        return _same(paths, statuses)
-    half = len(paths) // 2
+def _unchanged(paths: list[str], statuses: list[object], pins: list[Pin]) -> list[int | None] | None:
+    """None if a path has changed (see ``_same``); else, for each pin, the status that may stand for
+    it from now on, or None while it has not settled. A long list is split with a forked child,
+    which answers by its exit status, and with its pins' statuses through a pipe."""
+    if len(paths) + PIN_WEIGHT * len(pins) < SPLIT_PATHS or not hasattr(os, "fork"):
+        return _same(paths, statuses, pins)
+    half, middle = len(paths) // 2, len(pins) // 2
+    try:
+        readable, writable = os.pipe()
+    except OSError:
+        return _same(paths, statuses, pins)
     try:
         pid = os.fork()
     except OSError:
-        return _same(paths, statuses)
+        os.close(readable)
+        os.close(writable)
+        return _same(paths, statuses, pins)
     if pid == 0:  # the child ends here whatever happens (no cleanup, no flush of copied buffers)
         code = 1  # (an error, say a manifest of another layout, answers "changed": a full run)
         try:
-            code = 0 if _same(paths[half:], statuses[half:]) else 1
+            os.close(readable)
+            answer = _same(paths[half:], statuses[half:], pins[middle:])
+            if answer is not None:
+                import marshal
+
+                with open(writable, "wb") as pipe:
+                    pipe.write(marshal.dumps(answer))
+                code = 0
         finally:
             os._exit(code)
-    mine = _same(paths[:half], statuses[:half])
-    _, status = os.waitpid(pid, 0)
-    return mine and os.waitstatus_to_exitcode(status) == 0
+    os.close(writable)
+    try:
+        mine = _same(paths[:half], statuses[:half], pins[:middle])
+    finally:
+        with open(readable, "rb") as pipe:  # (read before waiting: the child may fill the pipe)
+            data = pipe.read()
+        _, status = os.waitpid(pid, 0)
+    if mine is None or os.waitstatus_to_exitcode(status) != 0:
+        return None
+    import marshal
+
+    theirs = marshal.loads(data)
+    return None if not isinstance(theirs, list) else mine + theirs
 
 
-def _same(paths: list[str], statuses: list[object]) -> bool:
-    """Whether every path has the status the manifest holds for it: the hash of (size, mtime_ns,
+def _same(paths: list[str], statuses: list[object], pins: list[Pin]) -> list[int | None] | None:
+    """None if a path lacks the status the manifest holds for it: the hash of (size, mtime_ns,
     ctime_ns, inode, mode); None: absent; True: present, whatever its status (``.git``). (One
     64-bit hash per path, not five numbers, reads four times faster; tuples of integers hash alike
-    in every process of one Python, whose version is in the key.)"""
+    in every process of one Python, whose version is in the key.) Else what ``_pinned`` says."""
     stat = os.stat
     for path, expected in zip(paths, statuses, strict=True):  # (a warm run's loop: thousands of paths)
         try:
             info = stat(path)
         except (OSError, ValueError):
             if expected is not None:
-                return False
+                return None
             continue
         if expected is not True and hash(
             (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode)
         ) != expected:
-            return False
-    return True
+            return None
+    return _pinned(pins) if pins else []
+
+
+def _pinned(pins: list[Pin]) -> list[int | None] | None:
+    """None if a pinned path's content differs from the digest the manifest holds for it; else, for
+    each, the hash of its status if that status has settled now, or None. (Its status is taken
+    before its content is read, and once settled it shows any later write: together they may
+    stand for the content from now on. A write between the two changes the status, and the one
+    kept then matches nothing: a full run, never a stale replay.)"""
+    import time
+
+    now = time.time_ns()  # (before any status is taken)
+    settled: list[int | None] = []
+    for path, kind, size, expected in pins:
+        try:
+            info = os.stat(path)
+            if kind == FILE:
+                found = _file_digest(path, info, size)
+            elif kind == LISTING and info.st_mode & 0o170000 == 0o040000:
+                with os.scandir(path) as entries:
+                    found = listing_digest(entries)
+            else:
+                found = None
+        except (OSError, ValueError):
+            return None
+        if found != expected:
+            return None
+        status = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode)
+        settled.append(None if changed_lately(info.st_mtime_ns, info.st_ctime_ns, now) else hash(status))
+    return settled
+
+
+def _file_digest(path: str, info: os.stat_result, size: int) -> str | None:
+    """The digest of a regular file of ``size`` bytes (None for anything else: a FIFO put in its
+    place must not block the replay, nor a file grown large make it read all of that)."""
+    if info.st_mode & 0o170000 != 0o100000 or info.st_size != size:
+        return None
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with open(fd, "rb") as handle:
+        return digest(handle.read(size + 1))
+
+
+def _settle(path: str, manifest: Manifest, settled: list[int | None]) -> None:
+    """Save the manifest again with the statuses of the pinned paths that have settled in place of
+    their pins: the next replay only ``stat``s them. (Another run may have saved it meanwhile: this
+    one holds as well, as each of its statuses was checked against content.)"""
+    key, paths, statuses, pins, chunks, code = manifest
+    kept = []
+    for pin, status in zip(pins, settled, strict=True):
+        if status is None:
+            kept.append(pin)
+        else:
+            paths.append(pin[0])
+            statuses.append(status)
+    import contextlib
+
+    with contextlib.suppress(OSError):  # (a read-only cache: replays go on comparing contents)
+        _write_manifest(path, key, paths, statuses, kept, chunks, code)
 
 
 class Recorder:
@@ -209,16 +324,19 @@ class Recorder:
         self.key = invocation.key()  # (the real streams decide whether they are terminals)
         self.start_ns = time.time_ns()
         self.chunks: list[tuple[int, str]] = []
-        self.read: tuple[Path, list[str], list[str]] | None = None
+        self.read: tuple[Path, Discovery, list[str], Cache | None, Checker | None] | None = None
         self.streams = (sys.stdout, sys.stderr)
         sys.stdout = _Tee(sys.stdout, 0, self.chunks)  # type: ignore[assignment]
         sys.stderr = _Tee(sys.stderr, 1, self.chunks)  # type: ignore[assignment]
 
-    def completed(self, root: Path, directories: list[str], paths: list[str], *, wrote: bool) -> None:
-        """The run printed its report: ``root`` of its cache, the ``directories`` it listed, every
-        path it was given to check; ``wrote``: it changed a file (then there is nothing to replay)."""
+    def completed(self, root: Path, discovery: Discovery, paths: list[str], *, wrote: bool,
+                  cache: Cache | None = None, checker: Checker | None = None) -> None:
+        """The run printed its report: ``root`` of its cache, the ``discovery`` that walked (and what
+        it listed), every path it was given to check, the ``cache`` its findings came through, the
+        ``checker`` with the settings of each file; ``wrote``: it changed a file (then there is
+        nothing to replay)."""
         if not wrote:
-            self.read = (root, directories, paths)
+            self.read = (root, discovery, paths, cache, checker)
 
     def stop(self) -> None:
         sys.stdout, sys.stderr = self.streams  # type: ignore[assignment]
@@ -226,25 +344,96 @@ class Recorder:
     def save(self, code: int) -> None:
         if self.read is None or any(index == 1 and text.startswith("torchup:") for index, text in self.chunks):
             return  # not a completed report, or one with a warning or an error: run it again next time
-        root, directories, paths = self.read
+        root, discovery, paths, cache, checker = self.read
         if str(root) != self.invocation.root() or not os.path.isdir(os.path.join(root, CACHE_DIR_NAME, __version__)):
             return  # the fast path would not look there; or the run kept no cache
-        dependencies = self._dependencies(directories, paths)
-        if any(isinstance(s, tuple) and changed_lately(s[1], s[2], self.start_ns) for s in dependencies.values()):
-            return  # changed just before or during the run
+        dependencies = self._dependencies(discovery.listed, paths)
+        pins = self._pins(dependencies, discovery, paths, cache, checker)
+        if pins is None:
+            return  # changed just before or during the run, and not to be told by its content
         import itertools
-        import marshal
 
         # One write per stream in turn, not one per line.
         chunks = [(index, "".join(text for _, text in run)) for index, run in itertools.groupby(self.chunks, _stream)]
         statuses = [hash(status) if isinstance(status, tuple) else status for status in dependencies.values()]
-        payload = marshal.dumps((_FORMAT, self.key, list(dependencies), statuses, chunks, code))
         path = self.invocation.manifest(self.key)
         try:
-            write_cache_file(path, _checksum(payload) + payload)
+            _write_manifest(path, self.key, list(dependencies), statuses, pins, chunks, code)
             _prune(os.path.dirname(path))
         except OSError:
             pass  # a read-only cache: the findings cache warned already, and the next run is only slower
+
+    def _pins(self, dependencies: dict[str, object], discovery: Discovery, paths: list[str],
+              cache: Cache | None, checker: Checker | None) -> list[Pin] | None:
+        """Content pins for the ``dependencies`` whose status is racy (taken out of them), or None if
+        one of them cannot be pinned. (See the module's docstring for why each holds.)"""
+        used = cache.used if cache is not None else {}
+        if any(dependencies[path] is None and os.path.abspath(path) in used for path in paths):
+            return None  # read, then removed: the report would stand for a file that is not there
+        racy = [path for path, status in dependencies.items()
+                if isinstance(status, tuple) and changed_lately(status[1], status[2], self.start_ns)]
+        if not racy:
+            return []
+        if self.invocation.fixes or checker is None:
+            return None  # a fix reads the files it fixes again: no digest covers that second reading
+        package = os.path.dirname(os.path.abspath(__file__))
+        targets = set(paths)
+        pins: list[Pin] = []
+        others = []
+        for path in racy:
+            if path == package or path.startswith(package + os.sep):
+                return None  # torchup's own code, imported before anything could be kept of it
+            if path in targets:
+                read = used.get(os.path.abspath(path))
+                if read is None or read[3]:
+                    return None  # a notebook, a failure, a file the report quotes from a second reading
+                pins.append((path, FILE, read[0], read[1]))
+            else:
+                others.append(path)  # a directory, a configuration or .gitignore file
+        if others:
+            # What the walk and the settings made of these is not kept, so both are done again and
+            # must come out as in the run. Their contents are taken first: one that changes after
+            # that is kept as it was, which the tree then no longer matches (a replay would need a
+            # change back as well, after the second walk).
+            contents = [_content(path) for path in others]
+            if None in contents or not self._reproduced(discovery, paths, used, checker):
+                return None
+            pins.extend((path, *found) for path, found in zip(others, contents, strict=True) if found is not None)
+        for path in racy:
+            del dependencies[path]
+        return pins
+
+    def _reproduced(self, discovery: Discovery, paths: list[str], used: dict[str, tuple[int, str, str, bool]],
+                    checker: Checker) -> bool:
+        """Whether a walk now finds the same paths and directories, and the settings now are those of
+        the run, for the command and for each file it checked (as the cache keys them)."""
+        import dataclasses
+
+        from torchup.checker import Checker
+        from torchup.settings import SettingsProvider
+
+        provider = checker.settings_for
+        if not isinstance(provider, SettingsProvider):
+            return False
+        given = [(path, used.get(os.path.abspath(path))) for path in paths]
+        if any(entry is None and os.path.lexists(path) for path, entry in given):
+            return False  # a notebook, say: the settings it was checked with are not known here
+        first = self.invocation.paths[0]
+        try:
+            ran = provider.settings(first)  # (what the run resolved: the provider keeps each answer)
+            walk = dataclasses.replace(discovery, listed=[])
+            if list(dict.fromkeys(target.path for target in walk.targets(self.invocation.paths))) != paths:
+                return False  # (also where a file is reached twice, by a link: the run counts it once)
+            if walk.listed != discovery.listed:
+                return False
+            fresh = SettingsProvider(provider.overrides, config=provider.config, isolated=provider.isolated)
+            now = fresh.settings(first)
+            if (now, now.config_file) != (ran, ran.config_file):
+                return False
+            again = Checker([], prefilter=checker.prefilter, settings_for=fresh)
+            return all(again.fingerprint(path) == entry[2] for path, entry in given if entry is not None)
+        except Exception:  # (a configuration that no longer parses, say: nothing to save)
+            return False
 
     def _dependencies(self, directories: list[str], paths: list[str]) -> dict[str, object]:
         found: dict[str, object] = {path: _status(path) for path in paths}
@@ -333,24 +522,60 @@ def _isatty(stream: IO[str] | None) -> bool:
         return False
 
 
+def digest(data: bytes) -> str:
+    """The digest of a file's bytes, for the findings cache and the content pins."""
+    try:
+        from _blake2 import blake2b  # (hashlib's own, without loading OpenSSL for it: 2 ms)
+    except ImportError:  # pragma: no cover (another Python)
+        from hashlib import blake2b
+    return blake2b(data, digest_size=16).hexdigest()
+
+
+def listing_digest(entries: Iterable[os.DirEntry[str]]) -> str:
+    """The digest of a directory's entries: their names, and which are directories or links (what
+    the walk goes by, with no ``stat`` of its own)."""
+    named = sorted(f"{e.name}\0{e.is_dir(follow_symlinks=False):d}{e.is_symlink():d}" for e in entries)
+    return digest("\0".join(named).encode("utf-8", "surrogateescape"))
+
+
+def _content(path: str) -> tuple[int, int, str] | None:
+    """A pin's kind, size and digest for the content of ``path`` now: a file's bytes, a directory's
+    entries; None for anything else."""
+    try:
+        info = os.stat(path)
+        if info.st_mode & 0o170000 == 0o040000:
+            with os.scandir(path) as entries:
+                return LISTING, 0, listing_digest(entries)
+        found = _file_digest(path, info, info.st_size)
+    except OSError:
+        return None
+    return None if found is None else (FILE, info.st_size, found)
+
+
+def _write_manifest(path: str, key: tuple[object, ...], paths: list[str], statuses: list[object],
+                    pins: list[Pin], chunks: list[tuple[int, str]], code: int) -> None:
+    import marshal
+
+    payload = marshal.dumps((_FORMAT, key, paths, statuses, pins, chunks, code))
+    write_cache_file(path, _checksum(payload) + payload)
+
+
 def _checksum(payload: bytes) -> bytes:
     import binascii
 
     return binascii.crc32(payload).to_bytes(4, "big")
 
 
-def _decode(
-    data: bytes,
-) -> tuple[tuple[object, ...], list[str], list[object], list[tuple[int, str]], int] | None:
-    """The manifest's key, paths with their statuses, output and exit code; None when any part is
-    not as written."""
+def _decode(data: bytes) -> Manifest | None:
+    """The manifest's key, paths with their statuses, content pins, output and exit code; None when
+    any part is not as written."""
     import marshal
 
     payload = data[4:]
     if len(data) < 4 or _checksum(payload) != data[:4]:
         return None
     try:
-        form, key, paths, statuses, chunks, code = marshal.loads(payload)
+        form, key, paths, statuses, pins, chunks, code = marshal.loads(payload)
     except (EOFError, ValueError, TypeError):
         return None
     try:
@@ -358,11 +583,16 @@ def _decode(
             return None
         if not isinstance(paths, list) or not isinstance(statuses, list) or len(paths) != len(statuses):
             return None
+        if not isinstance(pins, list) or not all(
+            isinstance(path, str) and kind in (FILE, LISTING) and isinstance(size, int) and isinstance(found, str)
+            for path, kind, size, found in pins
+        ):
+            return None
         if not all(i in (0, 1) and isinstance(text, str) for i, text in chunks):
             return None
-    except (TypeError, ValueError):  # not pairs at all
+    except (TypeError, ValueError):  # not tuples of the right length at all
         return None
-    return key, paths, statuses, chunks, code
+    return key, paths, statuses, pins, chunks, code
 
 
 def write_cache_file(path: str, data: bytes) -> None:

@@ -24,7 +24,7 @@ from torchup.discovery import Discovery, Missing, Target
 from torchup.fixer import ChangedOnDisk, fix_source, is_applicable, write_atomic
 from torchup.prefilter import SCOPE_KEYWORDS, TriggerPattern
 from torchup.project import MethodDefinition, ProjectView
-from torchup.source import DecodeError, SourceFile, is_notebook, wide_encoding
+from torchup.source import DecodeError, SourceFile, decodes, is_notebook
 
 if TYPE_CHECKING:
     from torchup.fastscan import Grep
@@ -71,7 +71,9 @@ class RunResult:
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, SourceFile] = field(default_factory=dict)
-    files_checked: int = 0  # read and considered (pre-filtered or parsed)
+    files_checked: int = 0  # read and considered (pre-filtered or parsed), or found in the cache
+    files_not_parsed: int = 0  # of those, settled by the pre-filter alone (no trigger word), here or in the cached run
+    unparsed: set[str] = field(default_factory=set)  # the files read and not parsed in this run (for the cache)
     files_failed: int = 0  # could not be read at all
     fixed: int = 0
     files_fixed: int = 0
@@ -87,6 +89,8 @@ class RunResult:
         self.diagnostics.extend(other.diagnostics)
         self.sources.update(other.sources)
         self.files_checked += other.files_checked
+        self.files_not_parsed += other.files_not_parsed
+        self.unparsed |= other.unparsed
         self.files_failed += other.files_failed
         self.fixed += other.fixed
         self.files_fixed += other.files_fixed
@@ -142,8 +146,9 @@ def _run(paths: list[str], checker: Checker, discovery: Discovery, options: RunO
     statuses: dict[str, os.stat_result | None] = {}
     largest_first = options.jobs > 1  # (with workers: one started last on a large file would work alone)
     scan = _WordScan(checker, lambda target: -_size(statuses.get(target.path)) if largest_first else 0)
-    # Nothing to hash for a cache: a file grep found no trigger word in (nor a wide byte-order mark)
-    # only needs to be a readable source file. Its status from discovery says so, in this process.
+    # Nothing to hash for a cache: a file grep found no trigger word in (nor anything that may keep
+    # it from decoding: fastscan._NOT_PLAIN) only needs to be a readable source file. Its status from
+    # discovery says so, in this process.
     settle = options.cache is None and not options.record_states
     settled: deque[Target] = deque()
 
@@ -185,6 +190,7 @@ def _run(paths: list[str], checker: Checker, discovery: Discovery, options: RunO
             nonlocal done
             if partial is None:  # (a file settled without a trigger word: thousands of them, counted)
                 result.files_checked += 1
+                result.files_not_parsed += 1
             else:
                 result.merge(partial)
             done += 1
@@ -215,9 +221,10 @@ SCAN_MIN_FILES = 200
 SCAN_BATCH_FILES = 256
 SCAN_BATCH_BYTES = 96 * 1024  # (the names on one grep's command line: far below any ARG_MAX)
 
-# What stage 1 says of a file, handed to the worker with it: None, nothing (scan it in Python);
-# NO_WORDS, grep found no trigger word in it; otherwise the lines grep found one or a scope word on
-# (`global`, `nonlocal`: the focus needs them), as (number, offset where it starts).
+# What stage 1 says of a file, handed to the worker with it: None, nothing (scan it in Python, and
+# see that it decodes); NO_WORDS, grep found no trigger word in it; otherwise the lines grep found one
+# or a scope word on (`global`, `nonlocal`: the focus needs them), as (number, offset where it starts).
+# Either of the last two means that the file decodes too (fastscan._NOT_PLAIN): grep read every byte.
 Hint = tuple[tuple[int, int], ...] | None
 NO_WORDS: tuple[tuple[int, int], ...] = ()
 
@@ -389,6 +396,8 @@ def _from_cache(
     for diagnostic in cached:
         diagnostic.path = target.path
     result.files_checked += 1
+    if not options.cache.parsed(target.path):
+        result.files_not_parsed += 1
     result.diagnostics.extend(cached)
     result.methods.extend(methods)
     if cached:  # the report shows their source lines
@@ -406,7 +415,8 @@ def _store(cache: Cache, checker: Checker, result: RunResult) -> None:
         methods.setdefault(definition.path, []).append(definition)
     for path, state in result.states.items():
         if path not in result.changed and not is_notebook(path):
-            cache.store(path, state, checker.fingerprint(path), by_path.get(path, []), methods.get(path, []))
+            cache.store(path, state, checker.fingerprint(path), by_path.get(path, []), methods.get(path, []),
+                        parsed=path not in result.unparsed)
     cache.save()
 
 
@@ -417,9 +427,9 @@ def _size(info: os.stat_result | None) -> int:
 def _without_words(
     target: Target, statuses: dict[str, os.stat_result | None], checker: Checker, options: RunOptions
 ) -> RunResult | None:
-    """A file without a trigger word or a wide byte-order mark (grep read it all and says so):
-    checked with nothing found (None), if it is a regular file of a size torchup reads; anything
-    else takes the full path, which reports it."""
+    """A file without a trigger word that decodes (UTF-8 without a NUL byte or a coding cookie: grep
+    read it all and says so): checked with nothing found (None), if it is a regular file of a size
+    torchup reads; anything else takes the full path, which reports it."""
     info = statuses.get(target.path)
     if info is None or not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
         return _process_one(target, checker, options, NO_WORDS)
@@ -477,8 +487,13 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
         _process_notebook(path, raw, checker, options, result)
         return
     prescan = None if hint == NO_WORDS else checker.prescan(raw, path, hint)
-    if (prescan is None or not prescan.could_match) and wide_encoding(raw) is None:
-        return  # no trigger word: nothing this run can find (in UTF-16 bytes the words cannot be seen)
+    # No trigger word: nothing this run can find, unless the file does not decode, which is a finding
+    # (TU001) whatever it holds; in UTF-16 bytes, say, the words cannot even be seen. (A file grep
+    # answered for decodes: see Hint.)
+    if (prescan is None or not prescan.could_match) and (hint is not None or decodes(raw)):
+        result.files_not_parsed += 1
+        result.unparsed.add(path)
+        return
     try:
         source = SourceFile.from_bytes(path, raw)
     except DecodeError as exc:
@@ -489,6 +504,9 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
             analysis = checker.analyze(source, prescan)
             diagnostics = analysis.diagnostics
             result.methods.extend(analysis.methods)
+            if not analysis.parsed and not diagnostics:  # (ruled out by the pre-filter: a failed parse is a finding)
+                result.files_not_parsed += 1
+                result.unparsed.add(path)
             del analysis
         result.diagnostics.extend(diagnostics)
         if diagnostics:  # the report quotes their lines; other texts would only cost memory
@@ -525,6 +543,7 @@ def _process_notebook(path: str, raw: bytes, checker: Checker, options: RunOptio
 
     # Only where TU001 is not reported: a cell that does not parse is one whatever words the file holds.
     if not checker.reports(SYNTAX_ERROR, path) and not checker.could_match_json(prefilter_bytes(raw), path):
+        result.files_not_parsed += 1
         return  # no trigger word anywhere in the file
     outcome = process_notebook(checker, path, raw, fix=options.fix, unsafe=options.unsafe_fixes)
     result.diagnostics.extend(outcome.diagnostics)

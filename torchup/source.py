@@ -76,6 +76,28 @@ def wide_encoding(raw: bytes) -> str | None:
     return None
 
 
+def decodes(raw: bytes) -> bool:
+    """Whether ``SourceFile.from_bytes`` decodes ``raw``, told without decoding it when plain (no
+    NUL byte, no coding cookie on its first two lines, ASCII): a file the pre-filter rules out is
+    still a finding when it cannot be decoded, and most files are plain."""
+    if b"\x00" in raw:  # (also every UTF-16/32 text of ASCII characters: see wide_encoding)
+        return False
+    second = raw.find(b"\n", raw.find(b"\n") + 1)  # (tokenize reads a cookie on these lines alone)
+    if b"coding" in (raw if second < 0 else raw[:second]):
+        try:
+            SourceFile.from_bytes("", raw)
+        except DecodeError:
+            return False
+        return True
+    if raw.isascii():
+        return True
+    try:  # (no cookie: UTF-8, with or without its BOM; a UTF-16/32 mark is never valid UTF-8)
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 @dataclass
 class SourceFile:
     """One source text: its bytes, its decoded text and its encoding."""

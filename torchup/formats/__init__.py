@@ -16,7 +16,9 @@
 ``sources`` maps a finding's path to its :class:`~torchup.source.SourceFile` (``RunResult.sources.get``);
 formats use it for source lines, fix positions and SARIF fingerprints, and fall back gracefully without it.
 ``root`` (default: the working directory) is the directory ``sarif``, ``github`` and ``junit`` write paths
-relative to: pass the repository root in CI. The text is meant to be written as UTF-8.
+relative to: pass the repository root in CI. ``counts`` (a :class:`~torchup.formats.common.RunCounts`), when
+given, goes into SARIF's ``runs[0].properties``; the JSON formats stay arrays of findings. The text is meant to
+be written as UTF-8.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchup.diagnostics import Diagnostic
-from torchup.formats.common import PathLike, Sources, no_sources, root_path
+from torchup.formats.common import PathLike, RunCounts, Sources, no_sources, root_path
 from torchup.formats.json_lines import render_json, render_json_lines
 from torchup.formats.statistics import Statistic, render_fixes, render_statistics, statistics
 from torchup.output import write_report
@@ -35,6 +37,7 @@ from torchup.output import write_report
 __all__ = [
     "FORMATS",
     "Format",
+    "RunCounts",
     "Sources",
     "Statistic",
     "UnknownFormatError",
@@ -44,7 +47,7 @@ __all__ = [
     "statistics",
 ]
 
-Renderer = Callable[[Sequence[Diagnostic], Sources, Path], str]
+Renderer = Callable[[Sequence[Diagnostic], Sources, Path, RunCounts | None], str]
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ class UnknownFormatError(ValueError):
 
 
 def _text(output_format: str) -> Renderer:
-    def renderer(diagnostics: Sequence[Diagnostic], sources: Sources, _root: Path) -> str:
+    def renderer(diagnostics: Sequence[Diagnostic], sources: Sources, _root: Path, _counts: RunCounts | None) -> str:
         stream = io.StringIO()
         write_report(list(diagnostics), sources, output_format, stream)
         return stream.getvalue()
@@ -71,27 +74,27 @@ def _text(output_format: str) -> Renderer:
     return renderer
 
 
-def _json(diagnostics: Sequence[Diagnostic], sources: Sources, _root: Path) -> str:
+def _json(diagnostics: Sequence[Diagnostic], sources: Sources, _root: Path, _counts: RunCounts | None) -> str:
     return render_json(diagnostics, sources)
 
 
-def _json_lines(diagnostics: Sequence[Diagnostic], sources: Sources, _root: Path) -> str:
+def _json_lines(diagnostics: Sequence[Diagnostic], sources: Sources, _root: Path, _counts: RunCounts | None) -> str:
     return render_json_lines(diagnostics, sources)
 
 
-def _sarif(diagnostics: Sequence[Diagnostic], sources: Sources, root: Path) -> str:
+def _sarif(diagnostics: Sequence[Diagnostic], sources: Sources, root: Path, counts: RunCounts | None) -> str:
     from torchup.formats.sarif import render_sarif  # (imported when used: start-up stays short)
 
-    return render_sarif(diagnostics, sources, root=root)
+    return render_sarif(diagnostics, sources, root=root, counts=counts)
 
 
-def _github(diagnostics: Sequence[Diagnostic], sources: Sources, root: Path) -> str:
+def _github(diagnostics: Sequence[Diagnostic], sources: Sources, root: Path, _counts: RunCounts | None) -> str:
     from torchup.formats.github import render_github
 
     return render_github(diagnostics, sources, root=root)
 
 
-def _junit(diagnostics: Sequence[Diagnostic], sources: Sources, root: Path) -> str:
+def _junit(diagnostics: Sequence[Diagnostic], sources: Sources, root: Path, _counts: RunCounts | None) -> str:
     from torchup.formats.junit import render_junit  # xml.etree alone costs 10 ms
 
     return render_junit(diagnostics, sources, root=root)
@@ -117,8 +120,10 @@ def render(
     sources: Sources = no_sources,
     *,
     root: PathLike | None = None,
+    counts: RunCounts | None = None,
 ) -> str:
-    """The report of ``diagnostics`` in format ``name`` (a key of ``FORMATS``), in the order given.
+    """The report of ``diagnostics`` in format ``name`` (a key of ``FORMATS``), in the order given;
+    ``counts``: how many files the run checked, and how, for the formats that state it (SARIF).
 
     Raises ``UnknownFormatError`` (a ``ValueError``) naming the known formats for any other name.
     """
@@ -127,4 +132,4 @@ def render(
     except KeyError:
         known = ", ".join(FORMATS)
         raise UnknownFormatError(f"unknown output format {name!r}; known formats: {known}") from None
-    return output_format.renderer(diagnostics, sources, root_path(root))
+    return output_format.renderer(diagnostics, sources, root_path(root), counts)

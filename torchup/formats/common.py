@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -20,6 +21,20 @@ Sources = Callable[[str], SourceFile | None]
 """Maps a finding's ``path`` to the file as read (``RunResult.sources.get``); None when not held."""
 
 PathLike = str | os.PathLike[str]
+
+
+@dataclass(frozen=True)
+class RunCounts:
+    """How many files a run checked, and how (``RunResult``'s counts): a report that states them
+    (SARIF's run properties) claims no more than was done."""
+
+    checked: int  # read and checked, or found unchanged in the cache (TU001 findings included)
+    not_parsed: int = 0  # of those, settled by the pre-filter alone (no trigger word), in this run or the cached one
+    unreadable: int = 0  # not read at all (TU000)
+
+    def properties(self) -> dict[str, int]:
+        """The counts as SARIF property names (camelCase)."""
+        return {"filesChecked": self.checked, "filesNotParsed": self.not_parsed, "filesUnreadable": self.unreadable}
 
 
 def no_sources(_path: str) -> SourceFile | None:

@@ -4,6 +4,9 @@ One run. ``tool.driver`` carries every registered rule (id, name, summary, the "
 full description, the whole ``torchup rule CODE`` page as help text and markdown, the default level from the
 rule's severity and whether it is on by default); a finding of a code the registry does not know gets a
 descriptor from the finding itself. Levels: error -> ``error``, warning -> ``warning``, info -> ``note``.
+The run's ``properties`` (from ``torchup check``) count its files: ``filesChecked`` (TU001 findings included),
+of those ``filesNotParsed`` (settled by the pre-filter alone: no trigger word), and ``filesUnreadable`` (TU000,
+not read).
 
 Locations. A path under ``root`` is written relative to it, as a POSIX URI reference with
 ``uriBaseId: "%SRCROOT%"``, and ``run.originalUriBaseIds`` maps ``%SRCROOT%`` to the ``file:`` URI of
@@ -42,7 +45,16 @@ from urllib.parse import quote
 
 import torchup
 from torchup.diagnostics import Diagnostic, Edit, Severity
-from torchup.formats.common import PathLike, Sources, line_text, no_sources, relative_path, root_path, severity_name
+from torchup.formats.common import (
+    PathLike,
+    RunCounts,
+    Sources,
+    line_text,
+    no_sources,
+    relative_path,
+    root_path,
+    severity_name,
+)
 from torchup.rule import Rule
 from torchup.rules import all_rules
 from torchup.source import SourceFile
@@ -59,16 +71,26 @@ def level(severity: Severity) -> str:
 
 
 def render_sarif(
-    diagnostics: Sequence[Diagnostic], sources: Sources = no_sources, *, root: PathLike | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Sources = no_sources,
+    *,
+    root: PathLike | None = None,
+    counts: RunCounts | None = None,
 ) -> str:
     """The SARIF log as indented JSON text ending in a newline (see the module docstring)."""
-    return json.dumps(sarif_log(diagnostics, sources, root=root), indent=2, ensure_ascii=False) + "\n"
+    log = sarif_log(diagnostics, sources, root=root, counts=counts)
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
 
 def sarif_log(
-    diagnostics: Sequence[Diagnostic], sources: Sources = no_sources, *, root: PathLike | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Sources = no_sources,
+    *,
+    root: PathLike | None = None,
+    counts: RunCounts | None = None,
 ) -> dict[str, Any]:
-    """The SARIF log as a JSON-ready dict; ``root`` (default: the working directory) anchors ``%SRCROOT%``."""
+    """The SARIF log as a JSON-ready dict; ``root`` (default: the working directory) anchors ``%SRCROOT%``;
+    ``counts``, when given, become the run's ``properties``."""
     base = root_path(root)
     rules = list(all_rules())
     descriptors = [rule_descriptor(rule) for rule in rules]
@@ -83,30 +105,27 @@ def sarif_log(
         for diagnostic, fingerprint in zip(diagnostics, fingerprints, strict=True)
     ]
     base_uri = base.as_uri()
-    return {
-        "$schema": SARIF_SCHEMA_URI,
-        "version": SARIF_VERSION,
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "torchup",
-                        "version": torchup.__version__,
-                        "semanticVersion": torchup.__version__,
-                        "rules": descriptors,
-                    }
-                },
-                "originalUriBaseIds": {
-                    SRCROOT: {
-                        "uri": base_uri if base_uri.endswith("/") else base_uri + "/",
-                        "description": {"text": "The directory the result paths are relative to."},
-                    }
-                },
-                "columnKind": "unicodeCodePoints",
-                "results": results,
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "torchup",
+                "version": torchup.__version__,
+                "semanticVersion": torchup.__version__,
+                "rules": descriptors,
             }
-        ],
+        },
+        "originalUriBaseIds": {
+            SRCROOT: {
+                "uri": base_uri if base_uri.endswith("/") else base_uri + "/",
+                "description": {"text": "The directory the result paths are relative to."},
+            }
+        },
+        "columnKind": "unicodeCodePoints",
+        "results": results,
     }
+    if counts is not None:
+        run["properties"] = counts.properties()
+    return {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}
 
 
 def rule_descriptor(rule: Rule) -> dict[str, Any]:
