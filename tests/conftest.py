@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from torchup import replay
+from torchup.run import replay
 
 # tests/projects/ holds whole projects with test suites of their own, run under real torch by
 # tests/test_project_suites.py; collected here they would run under this interpreter's torch, if any.

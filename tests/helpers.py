@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from torchup.checker import Checker
-from torchup.diagnostics import Diagnostic
-from torchup.fixer import fix_source
+from torchup.check.checker import Checker
+from torchup.core.diagnostics import Diagnostic
+from torchup.core.source import SourceFile
+from torchup.fix.fixer import fix_source
 from torchup.rules import all_rules
-from torchup.selection import select_rules
-from torchup.source import SourceFile
+from torchup.settings.selection import select_rules
 
 
 def _checker(select: list[str] | None = None, prefilter: bool = True) -> Checker:

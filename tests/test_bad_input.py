@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from torchup import fastscan, runner
-from torchup.cli import main
+from torchup.cli.main import main
+from torchup.prefilter import grep as fastscan
+from torchup.run import runner
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 GOOD = b"import torch\ntorch.qr(A)\n"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import torchup.cache
-import torchup.replay
-from torchup.cli import main
+import torchup.run.cache
+import torchup.run.replay
+from torchup.cli.main import main
 
 QR = "import torch\nQ, R = torch.qr(A)\n"
 CHOL = "import torch\nL = torch.cholesky(A)\n"
@@ -38,7 +38,7 @@ def cache_file(root: Path) -> Path:
 def analyses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record which files are really analysed (not answered from the cache)."""
     seen: list[str] = []
-    from torchup.checker import Checker
+    from torchup.check.checker import Checker
 
     original = Checker.analyze
 
@@ -95,7 +95,7 @@ def test_settings_and_version_changes_invalidate(project: Path, capsys, monkeypa
     assert check(capsys, "--select", "TU101") == ["b.py:2:5:TU101"]
     assert seen == ["b.py"]  # re-analysed; a.py has no TU101 trigger word and is not parsed at all
     seen.clear()
-    monkeypatch.setattr(torchup.cache, "__version__", "9.9.9")
+    monkeypatch.setattr(torchup.run.cache, "__version__", "9.9.9")
     check(capsys)
     assert sorted(seen) == ["a.py", "b.py"]
     assert (project / ".torchup_cache" / "9.9.9" / "findings.json").is_file()
@@ -176,12 +176,12 @@ def test_a_file_written_just_before_the_run_is_hashed_until_it_settles(project: 
     entries = json.loads(cache_file(project).read_text())["files"]
     assert len(entries) == 3 and all(entry["racy"] for entry in entries.values())
     hashed: list[int] = []
-    original = torchup.cache.digest
-    monkeypatch.setattr(torchup.cache, "digest", lambda raw: hashed.append(1) or original(raw))
+    original = torchup.run.cache.digest
+    monkeypatch.setattr(torchup.run.cache, "digest", lambda raw: hashed.append(1) or original(raw))
     seen = analyses(monkeypatch)
     assert check(capsys) == ["a.py:2:8:TU103", "b.py:2:5:TU101"]
     assert len(hashed) == 3 and seen == []
-    monkeypatch.setattr(torchup.replay, "SETTLE_SECONDS", -3600.0)  # as if the files were old now
+    monkeypatch.setattr(torchup.run.replay, "SETTLE_SECONDS", -3600.0)  # as if the files were old now
     check(capsys)
     assert len(hashed) == 6  # hashed once more, and found settled
     assert not any(entry["racy"] for entry in json.loads(cache_file(project).read_text())["files"].values())
@@ -203,10 +203,10 @@ def test_another_spelling_of_the_same_files_reads_the_cache(
 
 
 def test_the_cache_tells_what_the_findings_of_this_run_came_from(project: Path, capsys) -> None:
-    """For torchup.replay, which pins a file written just before the run by these bytes: those the
+    """For torchup.run.replay, which pins a file written just before the run by these bytes: those the
     run read and stored, or those of an entry it used; and whether the report quotes lines read
     from the file again (a cached finding: then that second reading is not covered)."""
-    from torchup.cache import Cache, file_state
+    from torchup.run.cache import Cache, file_state
 
     check(capsys)
     cache = Cache.open(project)
@@ -219,7 +219,7 @@ def test_the_cache_tells_what_the_findings_of_this_run_came_from(project: Path, 
     state = file_state(str(project / "new.py"), b"y = 2\n")
     assert state is not None
     cache.store(str(project / "new.py"), state, "S", [], [])
-    assert cache.used[str(project / "new.py")] == (6, torchup.cache.digest(b"y = 2\n"), "S", False)
+    assert cache.used[str(project / "new.py")] == (6, torchup.run.cache.digest(b"y = 2\n"), "S", False)
 
 
 def test_a_run_in_the_test_process_saves_nothing_to_replay(project: Path, capsys) -> None:

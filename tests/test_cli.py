@@ -1,6 +1,6 @@
 """The command line, end to end: sub-commands, options, exit codes and output formats.
 
-Most tests call ``torchup.cli.main`` in-process (output through ``capsys``); a few run
+Most tests call ``torchup.cli.main.main`` in-process (output through ``capsys``); a few run
 ``python -m torchup`` in a subprocess, as a user would.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import torchup
-from torchup.cli import main
+from torchup.cli.main import main
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ALL_CODES = [
@@ -666,7 +666,7 @@ def test_the_command_flushes_and_exits_without_the_teardown(
 ) -> None:
     """``cli.console`` (the console script, ``python -m torchup``) ends in ``os._exit`` with
     ``main``'s code, argparse's and ``--version``'s ``SystemExit`` included, after a flush."""
-    from torchup import cli as cli_module
+    from torchup.cli import main as cli_module
 
     flushed: list[str] = []
     monkeypatch.setattr(sys.stdout, "flush", lambda: flushed.append("out"))
@@ -683,7 +683,7 @@ def test_the_command_flushes_and_exits_without_the_teardown(
 
 def test_trace_exits_through_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
     """The traced program may count on its atexit handlers: no ``os._exit`` after ``trace``."""
-    from torchup import cli as cli_module
+    from torchup.cli import main as cli_module
 
     monkeypatch.setattr(cli_module, "main", lambda argv: 3)
     monkeypatch.setattr(cli_module.os, "_exit", lambda status: pytest.fail("os._exit after trace"))
@@ -707,7 +707,7 @@ def test_python_m_torchup_output_survives_the_fast_exit(tmp_path: Path) -> None:
 def test_a_failed_final_flush_is_an_error_unless_the_reader_left(monkeypatch: pytest.MonkeyPatch) -> None:
     """A full disk leaves the report incomplete: exit 2 with a message; a reader that went away
     (`| head`) is no error, as for the rest of the run."""
-    from torchup import cli as cli_module
+    from torchup.cli import main as cli_module
 
     def exit_now(status: int) -> None:
         raise _Exited(status)

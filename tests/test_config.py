@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import torchup
-from torchup.cli import main
+from torchup.cli.main import main
 
 QR = "import torch\nQ, R = torch.qr(A)\nL = torch.cholesky(A)\n"
 

@@ -19,7 +19,7 @@ import pytest
 
 from differential.envs import ensure_env
 from helpers import fix
-from torchup.facts import FACTS
+from torchup.core.facts import FACTS
 from torchup.rules import all_rules
 
 PROBE = Path(__file__).parent / "differential" / "probe.py"

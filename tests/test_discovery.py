@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from torchup.cli import main
-from torchup.discovery import display_path
+from torchup.cli.main import main
+from torchup.discover.discovery import display_path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FINDING = b"import torch\nQ, R = torch.qr(A)\n"

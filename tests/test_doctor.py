@@ -523,7 +523,7 @@ def test_what_if_options(capsys, this_machine):
 
 
 def test_doctor_is_reached_through_the_torchup_cli(capsys, this_machine):
-    from torchup.cli import main as cli_main
+    from torchup.cli.main import main as cli_main
 
     code = cli_main(["doctor", "--platform", "macos-arm64", "--output-format", "json"])
     data = json.loads(capsys.readouterr().out)

@@ -1,4 +1,4 @@
-"""grep as stage 1 of the pre-filter (torchup/fastscan.py) gives Python's answers, or none at all."""
+"""grep as stage 1 of the pre-filter (torchup/prefilter/grep.py) gives Python's answers, or none at all."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-import torchup.runner as runner
-from torchup import fastscan, source
-from torchup.checker import Checker
-from torchup.discovery import Discovery
-from torchup.prefilter import TriggerPattern
+import torchup.run.runner as runner
+from torchup.check.checker import Checker
+from torchup.core import source
+from torchup.discover.discovery import Discovery
+from torchup.prefilter import grep as fastscan
+from torchup.prefilter.words import TriggerPattern
 from torchup.rules import all_rules
-from torchup.selection import select_rules
+from torchup.settings.selection import select_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 WORDS = ["qr", "eig", "use_cuda", "Adam", "AdamW"]
@@ -365,7 +366,7 @@ def test_a_fix_names_each_file_once_before_a_worker_writes(
 ) -> None:
     """A fix replaces a file (a new inode), so the workers start only after discovery has told every
     file by its identity: a file named twice is fixed and counted once."""
-    from torchup.cli import main
+    from torchup.cli.main import main
 
     for index in range(30):
         (tmp_path / f"m{index:02d}.py").write_text("import torch\nQ, R = torch.qr(A)\n")

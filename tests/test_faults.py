@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 import torchup
-from torchup import runner
-from torchup.cli import main
+from torchup.cli.main import main
+from torchup.run import runner
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FILES = 300
@@ -40,7 +40,7 @@ SLOW_DISK = (
     "    time.sleep(float(os.environ['SLOW_FSYNC']))\n"
     "    _fsync(fd)\n"
     "os.fsync = fsync\n"
-    "from torchup.cli import main\n"
+    "from torchup.cli.main import main\n"
     "sys.exit(main())\n"
 )
 
@@ -299,9 +299,9 @@ def test_a_notebook_changed_between_read_and_write_is_not_overwritten(capsys, mo
     cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
             "source": ["import torch\n", "Q, R = torch.qr(A)"]}
     notebook.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
-    import torchup.notebook
+    import torchup.run.notebook
 
-    real = torchup.notebook.process
+    real = torchup.run.notebook.process
 
     def process_then_change(*args, **kwargs):
         outcome = real(*args, **kwargs)
@@ -309,7 +309,7 @@ def test_a_notebook_changed_between_read_and_write_is_not_overwritten(capsys, mo
             edit_appending(notebook)
         return outcome
 
-    monkeypatch.setattr(torchup.notebook, "process", process_then_change)  # (the runner imports it when needed)
+    monkeypatch.setattr(torchup.run.notebook, "process", process_then_change)  # (the runner imports it when needed)
     edited_before = notebook.read_bytes() + b"print('edited meanwhile')\n"
     code = main(["fix", "--no-cache", "--jobs", "1", "--output-format", "concise", str(notebook)])
     out, _ = capsys.readouterr()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from torchup.cli import main
+from torchup.cli.main import main
 
 # name: (before, after, exit code of the first `fix`)
 CASES: dict[str, tuple[bytes, bytes, int]] = {

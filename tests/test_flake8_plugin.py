@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from torchup.checker import Checker
+from torchup.check.checker import Checker
+from torchup.core.source import SourceFile
 from torchup.flake8_plugin import TorchupChecker
 from torchup.rules import all_rules
-from torchup.selection import select_rules
-from torchup.source import SourceFile
+from torchup.settings.selection import select_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 

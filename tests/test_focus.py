@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import check, fix
-from torchup.checker import Checker
-from torchup.context import Context
-from torchup.resolver import Focus, Resolver
-from torchup.rule import Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.resolver import Focus, Resolver
+from torchup.analysis.rule import Rule, RuleDocs
+from torchup.check.checker import Checker
+from torchup.core.source import SourceFile
 from torchup.rules import all_rules
-from torchup.selection import select_rules
-from torchup.source import SourceFile
+from torchup.settings.selection import select_rules
 
 CASES = {
     "alias used in another function": """
@@ -399,7 +399,7 @@ def test_focused_walk_finds_what_the_full_walk_finds(name: str) -> None:
 def test_focused_walk_fixes_like_the_full_walk(name: str) -> None:
     code = textwrap.dedent(CASES[name])
     checker_full = Checker(select_rules(all_rules(), ["ALL"]), prefilter=False)
-    from torchup.fixer import fix_source
+    from torchup.fix.fixer import fix_source
 
     full = fix_source(checker_full, SourceFile.from_bytes("m.py", code.encode()), unsafe=True).text
     assert fix(code, unsafe=True, select=["ALL"]) == full
@@ -692,8 +692,8 @@ def test_a_rule_that_cannot_report_from_the_kept_code_does_not_run_and_spares_th
 def test_the_kept_code_is_the_skeletons() -> None:
     """``Skeleton.kept_code`` takes a blanked body, and a shortened header's parameters, for no
     code; the rest reads as the lexer's spans read it."""
-    from torchup.lexing import spans_of
-    from torchup.skeleton import cut
+    from torchup.core.lexing import spans_of
+    from torchup.prefilter.skeleton import cut
 
     text = "import torch\ndef f(a={1}):\n    x = {2}\n    x |= {4}\n    return x\n\ndef g():\n    return torch.qr({3})\n"
     skeleton = cut(text, (1, 8), spans_of(text))
@@ -706,7 +706,7 @@ def test_the_kept_code_is_the_skeletons() -> None:
 
 
 def test_the_focus_holds_the_lines_of_the_words_present() -> None:
-    from torchup.prefilter import TriggerPattern
+    from torchup.prefilter.words import TriggerPattern
 
     text = b"import torch\nx = torch.qr(a)\ndef f():\n    global y\n    y = SGD(p)\nz = qr, SGD\n"
     found = TriggerPattern(["qr", "SGD"]).scan(text)
@@ -731,7 +731,7 @@ def test_a_function_is_searched_for_global_and_nonlocal_only_where_a_line_declar
 
 
 def test_a_star_import_at_the_top_walks_the_module_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from torchup import resolver
+    from torchup.analysis import resolver
 
     runs: list[int] = []
     original = resolver._ScopeBuilder.run
@@ -749,7 +749,7 @@ def test_a_star_import_at_the_top_walks_the_module_once(monkeypatch: pytest.Monk
 def test_the_fields_the_walk_skips_never_hold_a_node_to_visit() -> None:
     """``resolver._LEAF_FIELDS`` names fields that hold names, flags or markers only: checked on
     every node of torchup's own sources and the rule cases."""
-    from torchup import resolver
+    from torchup.analysis import resolver
 
     root = Path(__file__).resolve().parent.parent
     skipped = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)

@@ -18,15 +18,15 @@ import pytest
 
 import torchup
 from helpers import check, fix
-from torchup.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity, apply_edits
-from torchup.formats import FORMATS, UnknownFormatError, render, render_fixes, render_statistics, statistics
-from torchup.formats.github import escape_data, escape_property
-from torchup.formats.json_lines import render_json_lines
-from torchup.formats.junit import render_junit
-from torchup.formats.sarif import FINGERPRINT_KEY, partial_fingerprints, sarif_log
-from torchup.output import to_json, write_report
+from torchup.core.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity, apply_edits
+from torchup.core.source import SourceFile
+from torchup.report.formats import FORMATS, UnknownFormatError, render, render_fixes, render_statistics, statistics
+from torchup.report.formats.github import escape_data, escape_property
+from torchup.report.formats.json_lines import render_json_lines
+from torchup.report.formats.junit import render_junit
+from torchup.report.formats.sarif import FINGERPRINT_KEY, partial_fingerprints, sarif_log
+from torchup.report.output import to_json, write_report
 from torchup.rules import all_rules, rule_by_code
-from torchup.source import SourceFile
 
 # The official OASIS schema, shipped with the tests (provenance and notice: tests/data/NOTICE).
 SARIF_SCHEMA = Path(__file__).resolve().parent / "data" / "sarif-schema-2.1.0.json"

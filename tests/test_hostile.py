@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from torchup import runner
+from torchup.run import runner
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 GOOD = b"import torch\nQ, R = torch.qr(A)\n"
@@ -548,14 +548,14 @@ def test_a_tree_of_hostile_files_is_checked_and_fixed_in_one_run(tmp_path, speci
 # Makes the checker fail on files that mention BOOM: a bug in a rule, as far as the run can tell.
 CRASHING = (
     "import sys\n"
-    "from torchup import checker\n"
+    "from torchup.check import checker\n"
     "_analyze = checker.Checker.analyze\n"
     "def analyze(self, source, *rest):\n"
     "    if 'BOOM' in source.text:\n"
     "        raise RuntimeError('boom')\n"
     "    return _analyze(self, source, *rest)\n"
     "checker.Checker.analyze = analyze\n"
-    "from torchup.cli import main\n"
+    "from torchup.cli.main import main\n"
     "sys.exit(main())\n"
 )
 

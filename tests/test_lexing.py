@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from torchup.lexing import _BYTES, _STR, _triple_quoted_end, spans_of
+from torchup.core.lexing import _BYTES, _STR, _triple_quoted_end, spans_of
 from torchup.rules.tu160_optimizer_set_params import _may_build_a_set
 
 ROOT = Path(__file__).resolve().parent.parent

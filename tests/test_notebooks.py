@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-import torchup.commands
-from torchup import replay
-from torchup.checker import Checker, applies_to_release
-from torchup.cli import main
-from torchup.discovery import Discovery
-from torchup.notebook import dedent, load, mask_cell, reindent
+import torchup.cli.commands
+from torchup.check.checker import Checker, applies_to_release
+from torchup.cli.main import main
+from torchup.discover.discovery import Discovery
 from torchup.rules import all_rules
-from torchup.runner import RunOptions, run
-from torchup.selection import select_rules
+from torchup.run import replay
+from torchup.run.notebook import dedent, load, mask_cell, reindent
+from torchup.run.runner import RunOptions, run
+from torchup.settings.selection import select_rules
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_NOTEBOOK = REPO_ROOT / "examples" / "legacy-project" / "notebooks" / "explore.ipynb"
@@ -496,8 +496,8 @@ def test_findings_do_not_depend_on_the_order_of_runs(capsys, tmp_path, monkeypat
     monkeypatch.undo()  # (conftest's patches: replays are off in the test process; this test wants them)
     monkeypatch.setattr(replay, "SETTLE_SECONDS", -3600.0)  # (settled at once: warm runs are replayed)
     full_runs: list[int] = []
-    original = torchup.commands.run_check
-    monkeypatch.setattr(torchup.commands, "run_check", lambda *a, **k: full_runs.append(1) or original(*a, **k))
+    original = torchup.cli.commands.run_check
+    monkeypatch.setattr(torchup.cli.commands, "run_check", lambda *a, **k: full_runs.append(1) or original(*a, **k))
     monkeypatch.chdir(tmp_path)
     for name, data in ORDER_NOTEBOOKS.items():
         write(tmp_path / name, jupyter_dumps(data))

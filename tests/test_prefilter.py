@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.helpers import check
-from torchup.prefilter import TriggerPattern
+from torchup.prefilter.words import TriggerPattern
 
 PATTERN = TriggerPattern(["qr", "solve", "balanced", "use_cuda"])
 
@@ -137,7 +137,7 @@ def test_the_factored_pattern_finds_exactly_what_plain_alternation_finds() -> No
     import random
     import re
 
-    from torchup.prefilter import _trie
+    from torchup.prefilter.words import _trie
 
     chance = random.Random(7)
     alphabet = "ab_c"
@@ -228,10 +228,10 @@ def test_scanning_the_utf8_bytes_finds_at_least_what_the_text_scan_finds(name: s
 def test_an_8_bit_file_is_scanned_again_as_text() -> None:
     """A prescan of the bytes is reused only for UTF-8 or ASCII texts: in other encodings a byte
     offset is not a character offset."""
-    from torchup.checker import Checker
+    from torchup.check.checker import Checker
+    from torchup.core.source import SourceFile
     from torchup.rules import all_rules
-    from torchup.selection import select_rules
-    from torchup.source import SourceFile
+    from torchup.settings.selection import select_rules
 
     checker = Checker(select_rules(all_rules(), ["TU103"]))
     raw = "# -*- coding: latin-1 -*-\nimport torch\nnom = 'é'\ndef f(A):\n    return torch.qr(A)\n".encode("latin-1")
@@ -344,7 +344,7 @@ PLACES = {
     "not a reference: a definition": ("def gather_into_tensor(out, x):\n    return out", "gather_into_tensor", False),
     "not a reference: a string": ('__all__ = ["load_nvprof"]', "load_nvprof", False),
     # A function a fix renames may be patched by name: `patch.object(dist, "gather_into_tensor")`,
-    # `mock.patch("torch.cholesky")` (torchup.patch_targets); not a longer or another dotted name.
+    # `mock.patch("torch.cholesky")` (torchup.analysis.patch_targets); not a longer or another dotted name.
     "a renamed function's name in a string": ('patch.object(dist, "gather_into_tensor")', "gather_into_tensor", True),
     "a renamed function's path in a string": ('mock.patch("torch.cholesky")', "cholesky", True),
     "a renamed function's path through a module": ('patch("pkg.ops.torch.cholesky")', "cholesky", True),
@@ -359,9 +359,9 @@ PLACES = {
 
 @pytest.mark.parametrize("name", PLACES)
 def test_a_word_counts_where_a_rule_can_match_it(name: str) -> None:
-    from torchup.checker import Checker
+    from torchup.check.checker import Checker
     from torchup.rules import all_rules
-    from torchup.selection import select_rules
+    from torchup.settings.selection import select_rules
 
     text, word, counted = PLACES[name]
     pattern = Checker(select_rules(all_rules(), ["ALL"]))._pattern(select_rules(all_rules(), ["ALL"]))
@@ -374,9 +374,9 @@ def test_a_word_counts_where_a_rule_can_match_it(name: str) -> None:
 def test_a_definition_holds_the_focus_only_for_a_word_not_only_a_reference() -> None:
     """`def solve` (TU105 reads a class's own methods) keeps its line in the focus; `def
     gather_into_tensor` (TU170 resolves names only) does not."""
-    from torchup.checker import Checker
+    from torchup.check.checker import Checker
     from torchup.rules import all_rules
-    from torchup.selection import select_rules
+    from torchup.settings.selection import select_rules
 
     pattern = Checker(select_rules(all_rules(), ["ALL"]))._pattern(select_rules(all_rules(), ["ALL"]))
     assert pattern is not None
@@ -386,7 +386,7 @@ def test_a_definition_holds_the_focus_only_for_a_word_not_only_a_reference() -> 
 
 
 def test_the_roles_name_trigger_words_and_known_places() -> None:
-    from torchup.prefilter import ATTRIBUTE, CODE, KEYWORD, REFERENCE, STRING
+    from torchup.prefilter.words import ATTRIBUTE, CODE, KEYWORD, REFERENCE, STRING
     from torchup.rules import all_rules
 
     known = {ATTRIBUTE, KEYWORD, STRING, CODE, REFERENCE}
@@ -513,7 +513,7 @@ def test_words_read_by_their_place_miss_no_finding(name: str) -> None:
     ],
 )
 def test_tu160_asks_for_a_call_of_an_optimizer(text: str, constructs: bool) -> None:
-    from torchup.lexing import spans_of
+    from torchup.core.lexing import spans_of
     from torchup.rules.tu160_optimizer_set_params import RULE, _may_construct
 
     for content in (text, text.encode()):

@@ -1,5 +1,5 @@
-"""What one file's findings owe to the rest of the project (torchup.project, torchup.patch_targets,
-torchup.flow): mocks of a renamed function change with its calls or not at all, the project's own
+"""What one file's findings owe to the rest of the project (torchup.analysis.project, torchup.analysis.patch_targets,
+torchup.analysis.flow): mocks of a renamed function change with its calls or not at all, the project's own
 methods are never rewritten, and evidence survives a reassignment."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import check, fix
-from torchup.cli import main
+from torchup.cli.main import main
 
 
 def write(root: Path, files: dict[str, str]) -> None:

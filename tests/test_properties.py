@@ -42,7 +42,7 @@ from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
 
 import torchup
-from torchup.diagnostics import Applicability
+from torchup.core.diagnostics import Applicability
 
 _COMMON = {
     "deadline": None,

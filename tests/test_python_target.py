@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from torchup.python_target import parse_version, resolve_target, versions_admitted
+from torchup.core.python_target import parse_version, resolve_target, versions_admitted
 
 
 @pytest.mark.parametrize(

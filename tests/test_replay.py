@@ -1,4 +1,4 @@
-"""The warm fast path (torchup.replay): an unchanged tree gets the last run's output back without a
+"""The warm fast path (torchup.run.replay): an unchanged tree gets the last run's output back without a
 run; any change the output could depend on makes a full run, whose output then matches a cold one."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import torchup.commands
-from torchup import replay
-from torchup.cli import main
+import torchup.cli.commands
+from torchup.cli.main import main
+from torchup.run import replay
 
 QR = "import torch\nQ, R = torch.qr(A)\n"
 CHOL = "import torch\nL = torch.cholesky(A)\n"
@@ -42,7 +42,7 @@ class Runs:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.full = 0
         self.then: Callable[[], None] | None = None
-        original = torchup.commands.run_check
+        original = torchup.cli.commands.run_check
 
         def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
             self.full += 1
@@ -53,7 +53,7 @@ class Runs:
                 if then is not None:
                     then()
 
-        monkeypatch.setattr(torchup.commands, "run_check", counted)
+        monkeypatch.setattr(torchup.cli.commands, "run_check", counted)
 
 
 @pytest.fixture
@@ -239,7 +239,7 @@ def test_a_new_torchup_version_or_an_edited_torchup_makes_a_full_run(project: Pa
                                                                        monkeypatch, tmp_path_factory) -> None:
     package = tmp_path_factory.mktemp("package")
     (package / "rule.py").write_text("x = 1\n")
-    monkeypatch.setattr(replay, "__file__", str(package / "replay.py"))  # torchup's files, as the recorder sees them
+    monkeypatch.setattr(replay, "__file__", str(package / "run" / "replay.py"))  # torchup's files, as the recorder sees them
     run(capsys, "check", ".")
     run(capsys, "check", ".")
     assert runs.full == 1
@@ -257,7 +257,7 @@ def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     status in it is racy, whatever the pace of the test. (torchup's own files, which would be racy
     too, are left out of what the recorder sees: an edited torchup is tested above.)"""
     monkeypatch.setattr(replay, "SETTLE_SECONDS", 3600.0)  # (an hour: the tree is younger)
-    monkeypatch.setattr(replay, "__file__", str(tmp_path / "no-package" / "replay.py"))
+    monkeypatch.setattr(replay, "__file__", str(tmp_path / "no-package" / "run" / "replay.py"))
     root = tmp_path / "fresh"
     (root / "pkg").mkdir(parents=True)
     (root / "a.py").write_text(QR)
@@ -468,7 +468,7 @@ def test_a_replay_imports_nothing_of_the_checker(tmp_path: Path) -> None:
     second = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     assert first.returncode == second.returncode == 1
     assert first.stdout == second.stdout and "TU103" in first.stdout
-    assert "torchup.commands" in first.stderr and "torchup.commands" not in second.stderr
+    assert "torchup.cli.commands" in first.stderr and "torchup.cli.commands" not in second.stderr
 
 
 def test_the_progress_line_is_shown_but_not_replayed(tmp_path: Path, capsys, runs: Runs, monkeypatch) -> None:

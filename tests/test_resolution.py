@@ -107,7 +107,7 @@ def test_references_are_reported_without_fix() -> None:
 def test_a_star_import_does_not_bind_private_names() -> None:
     import ast
 
-    from torchup.resolver import Resolver
+    from torchup.analysis.resolver import Resolver
 
     tree = ast.parse("from torch.distributed.distributed_c10d import *\n_set_pg_timeout(t)\nbarrier()\n")
     resolver = Resolver(tree)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from helpers import check, fix
-from torchup.diagnostics import Applicability
-from torchup.rule import Example, Rule
+from torchup.analysis.rule import Example, Rule
+from torchup.core.diagnostics import Applicability
 from torchup.rules import all_rules
 
 CASES = [

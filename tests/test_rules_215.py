@@ -22,12 +22,12 @@ import pytest
 import torchup
 from differential.envs import ensure_env, ensure_sources
 from helpers import check
-from torchup.checker import Checker, FileSettings
-from torchup.cli import main
-from torchup.facts import FACTS
+from torchup.check.checker import Checker, FileSettings
+from torchup.cli.main import main
+from torchup.core.facts import FACTS
+from torchup.core.source import SourceFile
 from torchup.rules import all_rules, rule_by_code
-from torchup.selection import select_rules
-from torchup.source import SourceFile
+from torchup.settings.selection import select_rules
 
 RULES_2_15 = ["TU150", "TU151", "TU152", "TU160", "TU161"]
 RULES_2_14 = ["TU170", "TU171", "TU172", "TU173"]

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from helpers import check
-from torchup.checker import Checker, FileSettings, applies_to_release
-from torchup.cli import main
-from torchup.diagnostics import Severity
+from torchup.check.checker import Checker, FileSettings, applies_to_release
+from torchup.cli.main import main
+from torchup.core.diagnostics import Severity
+from torchup.core.source import SourceFile
 from torchup.rules import all_rules, rule_by_code
-from torchup.selection import select_rules
-from torchup.source import SourceFile
+from torchup.settings.selection import select_rules
 
 CODES = ["TU501", "TU502", "TU503", "TU504", "TU505"]
 # One snippet per rule, each with exactly one finding of that rule.

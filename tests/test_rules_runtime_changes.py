@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from helpers import check, fix
-from torchup.checker import Checker
-from torchup.cli import main
-from torchup.diagnostics import Applicability, Diagnostic, Severity
+from torchup.check.checker import Checker
+from torchup.cli.main import main
+from torchup.core.diagnostics import Applicability, Diagnostic, Severity
+from torchup.core.source import SourceFile
 from torchup.rules import all_rules, rule_by_code
-from torchup.selection import select_rules
-from torchup.source import SourceFile
+from torchup.settings.selection import select_rules
 
 COMPILE_SNIPPET = """
 import torch
@@ -71,10 +71,10 @@ def test_tu301_running_interpreter_fallback(tmp_path: Path, monkeypatch: pytest.
     path = project(tmp_path, None)  # a pyproject without requires-python: the interpreter decides
     found = analyze(path, COMPILE_SNIPPET, ["TU301"])
     assert len(found) == (1 if sys.version_info >= (3, 15) else 0)
-    monkeypatch.setattr("torchup.python_target.sys", types.SimpleNamespace(version_info=(3, 15, 0, "final", 0)))
+    monkeypatch.setattr("torchup.core.python_target.sys", types.SimpleNamespace(version_info=(3, 15, 0, "final", 0)))
     found = analyze(path, COMPILE_SNIPPET, ["TU301"])
     assert len(found) == 1 and "the running interpreter" in found[0].message
-    monkeypatch.setattr("torchup.python_target.sys", types.SimpleNamespace(version_info=(3, 14, 2, "final", 0)))
+    monkeypatch.setattr("torchup.core.python_target.sys", types.SimpleNamespace(version_info=(3, 14, 2, "final", 0)))
     assert analyze(path, COMPILE_SNIPPET, ["TU301"]) == []
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import ast
 
-from torchup.checker import Checker
-from torchup.context import Context
-from torchup.diagnostics import Applicability, Edit, Fix
-from torchup.fixer import fix_source
-from torchup.rule import Rule, RuleDocs
-from torchup.safety import check_pass
-from torchup.source import SourceFile
+from torchup.analysis.context import Context
+from torchup.analysis.rule import Rule, RuleDocs
+from torchup.check.checker import Checker
+from torchup.core.diagnostics import Applicability, Edit, Fix
+from torchup.core.source import SourceFile
+from torchup.fix.fixer import fix_source
+from torchup.fix.safety import check_pass
 
 
 def edit_for(text: str, old: str, new: str) -> tuple[str, Edit]:
@@ -47,7 +47,7 @@ def test_import_edits_and_comment_edits_are_understood() -> None:
     callee = Edit(old.index("cholesky(A)"), old.index("cholesky(A)") + len("cholesky"), "torch.linalg.cholesky")
     comment = Edit(old.index("  # noqa"), old.index("  # noqa") + len("  # noqa: TU999"), "")
     edits = sorted([removal, insertion, callee, comment])
-    from torchup.diagnostics import apply_edits
+    from torchup.core.diagnostics import apply_edits
 
     new = apply_edits(old, edits)
     assert new == "from torch import eye\nimport torch\nL = torch.linalg.cholesky(A)\n"

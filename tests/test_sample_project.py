@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from helpers import check
-from torchup.checker import Checker
-from torchup.discovery import Discovery
-from torchup.prefilter import TriggerPattern
+from torchup.check.checker import Checker
+from torchup.discover.discovery import Discovery
+from torchup.prefilter.words import TriggerPattern
 from torchup.rules import all_rules
-from torchup.runner import RunOptions, run
-from torchup.selection import select_rules
+from torchup.run.runner import RunOptions, run
+from torchup.settings.selection import select_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "examples" / "legacy-project"
@@ -66,7 +66,7 @@ def test_check_and_fix_never_import_torch(tmp_path: Path) -> None:
     """With `torch` made unimportable, check and fix --diff still run over the sample project."""
     script = (
         "import sys; sys.modules['torch'] = None\n"
-        "from torchup.cli import main\n"
+        "from torchup.cli.main import main\n"
         f"codes = [main(['check', '-q', {str(SAMPLE)!r}]), main(['fix', '--diff', '-q', {str(SAMPLE)!r}])]\n"
         "assert 'torch' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
         "print(codes)\n"

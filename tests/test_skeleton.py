@@ -1,4 +1,4 @@
-"""The skeleton parse (torchup/skeleton.py): bodies outside the focus are blanked before ``ast.parse``.
+"""The skeleton parse (torchup/prefilter/skeleton.py): bodies outside the focus are blanked before ``ast.parse``.
 
 The property that makes it safe: the skeleton's tree is the original tree with each shortened body
 reduced to its last statement (behind a ``pass``), and every position the same, the ends of the
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import check
-from torchup.resolver import Focus, Resolver
-from torchup.skeleton import Region, Skeleton, cut, may_hide_a_word
+from torchup.analysis.resolver import Focus, Resolver
+from torchup.prefilter.skeleton import Region, Skeleton, cut, may_hide_a_word
 
 ROOT = Path(__file__).resolve().parent.parent
 STDLIB = Path(ast.__file__).parent
@@ -85,14 +85,14 @@ def test_the_skeleton_is_the_original_less_the_blanked_bodies(path: Path) -> Non
 
 
 def test_most_of_a_file_without_focus_is_blanked() -> None:
-    text = (ROOT / "torchup" / "resolver.py").read_text(encoding="utf-8")
+    text = (ROOT / "torchup" / "analysis" / "resolver.py").read_text(encoding="utf-8")
     skeleton = assert_faithful(text, ())
     assert skeleton is not None and len(skeleton.text.replace("\n", "")) < len(text) / 2
 
 
 def test_the_prescans_lexing_of_the_bytes_cuts_the_same() -> None:
     """The checker hands the cut the spans stage 3 found in an ASCII file's bytes."""
-    from torchup.lexing import spans_of
+    from torchup.core.lexing import spans_of
 
     for path in sorted((ROOT / "torchup").rglob("*.py")):
         text = path.read_text(encoding="utf-8")
@@ -430,11 +430,11 @@ def test_imports_that_may_hide_a_trigger_word(line: str, hides: bool) -> None:
 
 
 def test_a_skeleton_that_fails_its_check_falls_back_to_the_whole_text(monkeypatch: pytest.MonkeyPatch) -> None:
-    import torchup.skeleton
+    import torchup.prefilter.skeleton
 
     code = "import torch\n\n" + FAR + "x = torch.qr(1)\n"
     claims = Region(3, 4, 4, 6, 9, 0, 0)  # a `pass` at line 4 that the text does not have
-    monkeypatch.setattr(torchup.skeleton, "cut", lambda text, focus, spans=None: Skeleton(text, (claims,)))
+    monkeypatch.setattr(torchup.prefilter.skeleton, "cut", lambda text, focus, spans=None: Skeleton(text, (claims,)))
     seen: list[str] = []
     real = ast.parse
     monkeypatch.setattr(ast, "parse", lambda text, *a, **k: seen.append(text) or real(text, *a, **k))

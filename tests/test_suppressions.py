@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from helpers import check, codes, fix
-from torchup.add_noqa import add_noqa, add_noqa_to_source
-from torchup.checker import Checker
-from torchup.discovery import Discovery
+from torchup.check.checker import Checker
+from torchup.check.suppressions import parse
+from torchup.cli.add_noqa import add_noqa, add_noqa_to_source
+from torchup.core.source import SourceFile
+from torchup.discover.discovery import Discovery
 from torchup.rules import all_rules, rule_by_code
-from torchup.selection import select_rules
-from torchup.source import SourceFile
-from torchup.suppressions import parse
+from torchup.settings.selection import select_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 WITH_UNUSED = ["TU1", "TU002"]
@@ -118,7 +118,7 @@ SHORTCUT_CASES = [
 def test_the_shortcut_past_tokenizing_agrees_with_it(source: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file with findings and a `noqa` somewhere is tokenized only where a directive may stand
     on the line that covers a finding (``_may_silence``); the answer is the same either way."""
-    from torchup import suppressions
+    from torchup.check import suppressions
 
     quick = codes(source)
     monkeypatch.setattr(suppressions, "_may_silence", lambda *args: True)
@@ -126,7 +126,7 @@ def test_the_shortcut_past_tokenizing_agrees_with_it(source: str, monkeypatch: p
 
 
 def test_a_noqa_elsewhere_in_the_file_is_not_tokenized_for(monkeypatch: pytest.MonkeyPatch) -> None:
-    from torchup import suppressions
+    from torchup.check import suppressions
 
     def refuse(source: SourceFile) -> None:
         raise AssertionError("tokenized")
@@ -376,7 +376,7 @@ def test_add_noqa_reports_a_file_it_cannot_write(tmp_path: Path, monkeypatch: py
     def refuse(*args: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("torchup.add_noqa.write_atomic", refuse)
+    monkeypatch.setattr("torchup.cli.add_noqa.write_atomic", refuse)
     added, remaining = _add([path])
     assert added == 0
     assert [d.code for d in remaining] == ["TU000", "TU103"]

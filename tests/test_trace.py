@@ -168,7 +168,7 @@ def test_ctrl_c_still_reports(version: str, tmp_path: Path) -> None:
 # -- `torchup trace -- /other/python script.py`: the program runs in the Python the command names ------
 # torchup runs here in the interpreter running the tests, as a pipx install would: importable there
 # only (not through PYTHONPATH), the named venv having torch but not torchup.
-CONSOLE = "import sys; sys.path.insert(0, sys.argv.pop(1)); from torchup.cli import console; console()"
+CONSOLE = "import sys; sys.path.insert(0, sys.argv.pop(1)); from torchup.cli.main import console; console()"
 
 
 def outside_env() -> dict[str, str]:

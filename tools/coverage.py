@@ -31,7 +31,7 @@ COMMANDS = {
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from torchup.rule import FixAvailability, Rule  # noqa: E402  (after the path is set)
+from torchup.analysis.rule import FixAvailability, Rule  # noqa: E402  (after the path is set)
 from torchup.rules import all_rules  # noqa: E402
 
 

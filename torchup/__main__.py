@@ -1,3 +1,3 @@
-from torchup.cli import console
+from torchup.cli.main import console
 
 console()

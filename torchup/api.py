@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from torchup.checker import Checker
-from torchup.diagnostics import Diagnostic
-from torchup.fixer import fix_source as _fix
-from torchup.python_target import forget_files
+from torchup.check.checker import Checker
+from torchup.core.diagnostics import Diagnostic
+from torchup.core.python_target import forget_files
+from torchup.core.source import DecodeError, SourceFile
+from torchup.fix.fixer import fix_source as _fix
 from torchup.rules import all_rules
-from torchup.selection import select_rules
-from torchup.source import DecodeError, SourceFile
+from torchup.settings.selection import select_rules
 
 Finding = Diagnostic
 

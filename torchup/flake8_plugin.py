@@ -26,13 +26,13 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from torchup import __version__
-from torchup.checker import IO_ERROR, Checker
-from torchup.config import ConfigError
-from torchup.python_target import parse_version
+from torchup.check.checker import IO_ERROR, Checker
+from torchup.core.python_target import parse_version
+from torchup.core.source import DecodeError, SourceFile
 from torchup.rules import all_rules
-from torchup.selection import SelectionError, select_rules
-from torchup.settings import SettingsProvider
-from torchup.source import DecodeError, SourceFile
+from torchup.settings.config import ConfigError
+from torchup.settings.provider import SettingsProvider
+from torchup.settings.selection import SelectionError, select_rules
 
 
 def _codes(value: Any) -> tuple[str, ...] | None:

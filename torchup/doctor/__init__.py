@@ -21,7 +21,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from torchup.guard import guarded
+from torchup.core.guard import guarded
 
 if TYPE_CHECKING:
     from torchup.doctor.probes import Environment

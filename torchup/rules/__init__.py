@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from functools import cache
 
-from torchup.rule import Rule
+from torchup.analysis.rule import Rule
 
 RULE_MODULES = (
     "tu000_io_error",

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import ast
 
-from torchup.context import Context
-from torchup.diagnostics import Applicability, Edit, Fix
-from torchup.patterns import Edits
-from torchup.resolver import BindingKind, Resolver
-from torchup.source import SourceFile
+from torchup.analysis.context import Context
+from torchup.analysis.patterns import Edits
+from torchup.analysis.resolver import BindingKind, Resolver
+from torchup.core.diagnostics import Applicability, Edit, Fix
+from torchup.core.source import SourceFile
 
 
 def call_items(call: ast.Call) -> list[ast.AST]:

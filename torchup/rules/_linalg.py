@@ -11,11 +11,11 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from torchup.context import Context
-from torchup.diagnostics import Applicability, Edit, Fix, ImportRequest, preview
-from torchup.facts import FACTS, removed
-from torchup.inference import Evidence, bound_nowhere, class_evidence, tensor_evidence
-from torchup.patterns import BoundCall, Edits, bind_call, has_comment
+from torchup.analysis.context import Context
+from torchup.analysis.inference import Evidence, bound_nowhere, class_evidence, tensor_evidence
+from torchup.analysis.patterns import BoundCall, Edits, bind_call, has_comment
+from torchup.core.diagnostics import Applicability, Edit, Fix, ImportRequest, preview
+from torchup.core.facts import FACTS, removed
 
 # Maps a bound call to argument edits, or None when no exact rewrite exists.
 ArgumentRewrite = Callable[[Context, BoundCall], "ArgumentEdits | None"]

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from torchup.context import Context
+from torchup.analysis.context import Context
 
 
 def _load() -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """TU000: a path that cannot be read or written."""
 
-from torchup.rule import FixAvailability, Rule, RuleDocs
+from torchup.analysis.rule import FixAvailability, Rule, RuleDocs
 
 
 class IoError(Rule):

@@ -1,6 +1,6 @@
 """TU001: a file that cannot be decoded or parsed."""
 
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.analysis.rule import Example, FixAvailability, Rule, RuleDocs
 
 
 class SyntaxErrorRule(Rule):

@@ -1,7 +1,7 @@
 """TU002: a suppression comment naming a torchup code that silenced nothing (made by the engine)."""
 
-from torchup.diagnostics import Severity
-from torchup.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.analysis.rule import Example, FixAvailability, Rule, RuleDocs
+from torchup.core.diagnostics import Severity
 
 
 class UnusedNoqa(Rule):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from torchup.context import Context
-from torchup.diagnostics import Applicability
-from torchup.patterns import BoundCall, Edits
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.patterns import BoundCall, Edits
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Applicability
 from torchup.rules._linalg import (
     NO_EXACT_FIX,
     ArgumentEdits,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from torchup.context import Context
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.rules._linalg import Signature, TensorMethod, removed_error
 from torchup.rules.tu101_torch_cholesky import SIGNATURE as FUNCTION_SIGNATURE
 from torchup.rules.tu101_torch_cholesky import cholesky_arguments

@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from torchup.context import Context
-from torchup.diagnostics import Applicability, Fix
-from torchup.facts import FACTS, removed
-from torchup.inference import Evidence
-from torchup.patterns import BoundCall, Edits, as_argument, as_condition, bind_call, has_comment, literal_bool
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.inference import Evidence
+from torchup.analysis.patterns import BoundCall, Edits, as_argument, as_condition, bind_call, has_comment, literal_bool
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Applicability, Fix
+from torchup.core.facts import FACTS, removed
 from torchup.rules._linalg import method_calls, method_receiver_evidence, removed_error, report_reference
 
 # What releases before 2.13 removed (2.14's removals are TU101-TU104's).

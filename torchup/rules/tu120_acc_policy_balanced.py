@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from torchup.context import Context
-from torchup.diagnostics import Applicability, Fix
-from torchup.patterns import Edits, bind_call, literal_dict_keyword
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.patterns import Edits, bind_call, literal_dict_keyword
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Applicability, Fix
 
 OPTIONS = frozenset({
     "torch.nn.LinearCrossEntropyOptions",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from torchup.context import Context
-from torchup.diagnostics import Applicability, Fix
-from torchup.patterns import Edits, literal_dict_keyword
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.patterns import Edits, literal_dict_keyword
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Applicability, Fix
 
 COMPILE = frozenset({"torch.compile"})
 MESSAGE = "`torch.compile(shapes_spec=...)` is `dynamic_shapes=` in torch 2.14 (the old keyword is a TypeError)"

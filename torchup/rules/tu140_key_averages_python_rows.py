@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 
-from torchup.context import Context
-from torchup.diagnostics import Applicability, Fix, Severity
-from torchup.patterns import literal_bool
-from torchup.resolver import Binding, BindingKind
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.patterns import literal_bool
+from torchup.analysis.resolver import Binding, BindingKind
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Applicability, Fix, Severity
 from torchup.rules._arguments import append_argument
 
 KINETO = frozenset({"torch.profiler.profile", "torch.profiler.profiler.profile"})

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 
-from torchup.context import Context
-from torchup.diagnostics import Applicability, Edit, Fix, Severity
-from torchup.facts import FACTS
-from torchup.patterns import Edits
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.patterns import Edits
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Applicability, Edit, Fix, Severity
+from torchup.core.facts import FACTS
 from torchup.rules._arguments import (
     attributes_named,
     from_imports,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 
-from torchup.context import Context
-from torchup.diagnostics import Severity
-from torchup.facts import FACTS
-from torchup.patterns import literal_dict_keyword
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.patterns import literal_dict_keyword
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Severity
+from torchup.core.facts import FACTS
 from torchup.rules._arguments import attributes_named
 
 _CLASS = "torch.autograd.profiler_util.FunctionEvent"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from torchup.context import Context
-from torchup.facts import FACTS
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.facts import FACTS
 from torchup.rules._arguments import from_imports
 
 REDUCE_EVENT = "torch.multiprocessing.reductions.reduce_event"

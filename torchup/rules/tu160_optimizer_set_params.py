@@ -6,15 +6,15 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from torchup.context import Context
-from torchup.diagnostics import Applicability, Fix, Severity
-from torchup.facts import FACTS
-from torchup.patterns import Edits, as_argument
-from torchup.prefilter import is_word_char
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.patterns import Edits, as_argument
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Applicability, Fix, Severity
+from torchup.core.facts import FACTS
+from torchup.prefilter.words import is_word_char
 
 if TYPE_CHECKING:
-    from torchup.lexing import Spans
+    from torchup.core.lexing import Spans
 
 _FACTS = FACTS["deprecated_arguments"]["torch.optim.Optimizer(params=set)"]
 WARNING = _FACTS["warning"]
@@ -374,7 +374,7 @@ def _local_subclass_names(text: str, words: frozenset[str]) -> set[str]:
 
 def _header_may_spell(text: str, start: int, words: frozenset[str]) -> bool:
     """The class header whose line starts at ``start``: read to the line where its brackets close."""
-    from torchup.lexing import code_of_line  # (loaded already where a file is analysed)
+    from torchup.core.lexing import code_of_line  # (loaded already where a file is analysed)
 
     depth = 0
     for _ in range(_HEADER_LINES):
@@ -480,7 +480,7 @@ def _binds(function: ast.FunctionDef, names: tuple[str, ...], parameters: bool =
     """Whether ``function`` binds one of ``names`` itself (a parameter, an assignment, an import,
     a ``nonlocal`` name a nested function assigns); with ``parameters=False``, in its body only.
     (A nested function's own names are its own: its body, if it spells no trigger word, is not
-    even parsed; see torchup/skeleton.py.)"""
+    even parsed; see torchup/prefilter/skeleton.py.)"""
     arguments = function.args
     every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
     if parameters and any(a is not None and a.arg in names for a in every):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from torchup.context import Context
-from torchup.diagnostics import Severity
-from torchup.facts import FACTS
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Severity
+from torchup.core.facts import FACTS
 from torchup.rules._arguments import rename_reference
 
 OLD = "torch.distributed.gather_into_tensor"

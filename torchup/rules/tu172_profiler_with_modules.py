@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 
-from torchup.context import Context
-from torchup.diagnostics import Applicability, Fix, Severity
-from torchup.facts import FACTS
-from torchup.patterns import Edits, literal_dict_keyword
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.patterns import Edits, literal_dict_keyword
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Applicability, Fix, Severity
+from torchup.core.facts import FACTS
 
 _FACTS = FACTS["deprecated_arguments"]["torch.autograd.profiler.profile(with_modules=True)"]
 PROFILERS = frozenset(_FACTS["classes"])

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from torchup.context import Context
-from torchup.diagnostics import Severity
-from torchup.facts import FACTS
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Severity
+from torchup.core.facts import FACTS
 
 ENTRY_POINTS = {name: facts for name, facts in FACTS["deprecated_functions"].items() if name.startswith("torch.jit.")}
 # Each under torch.jit and under the private module that defines it (torch.jit._script.script).

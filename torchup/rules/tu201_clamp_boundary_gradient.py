@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import ast
 
-from torchup.context import Context
-from torchup.diagnostics import Applicability, Edit, Fix, ImportRequest, Severity
-from torchup.inference import Evidence
-from torchup.patterns import BoundCall, Edits, bind_call
-from torchup.resolver import Binding, BindingKind
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.inference import Evidence
+from torchup.analysis.patterns import BoundCall, Edits, bind_call
+from torchup.analysis.resolver import Binding, BindingKind
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Applicability, Edit, Fix, ImportRequest, Severity
 from torchup.rules._arguments import append_argument
 from torchup.rules._linalg import method_calls, method_receiver_evidence
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from torchup.context import Context
-from torchup.diagnostics import Severity
-from torchup.inference import Evidence
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.inference import Evidence
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Severity
 from torchup.rules._linalg import method_calls, method_receiver_evidence
 
 METHODS = ("fmax", "fmin")

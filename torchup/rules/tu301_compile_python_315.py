@@ -6,9 +6,9 @@ import ast
 import operator
 from collections.abc import Callable
 
-from torchup.context import Context
-from torchup.python_target import PythonTarget, Version
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.python_target import PythonTarget, Version
 
 COMPILE = frozenset({"torch.compile", "torch.compiler.compile"})
 OPTIMIZE = frozenset({"torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"})

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from torchup.context import Context
-from torchup.diagnostics import Severity
-from torchup.patterns import bind_call
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.patterns import bind_call
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Severity
 
 _C10D = ("torch.distributed", "torch.distributed.distributed_c10d")
 INIT = frozenset(f"{module}.init_process_group" for module in _C10D)

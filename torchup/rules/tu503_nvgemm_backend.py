@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from torchup.context import Context
-from torchup.diagnostics import Severity
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Severity
 from torchup.rules._modernise import attribute_names, feature, file_strings, keyword, local_function, string_value
 
 NVGEMM = feature("nvgemm")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from torchup.context import Context
-from torchup.diagnostics import Severity
-from torchup.patterns import bind_call
-from torchup.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.context import Context
+from torchup.analysis.patterns import bind_call
+from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Severity
 from torchup.rules._modernise import feature, file_strings, string_value
 
 NCCL2 = feature("nccl2")

@@ -88,7 +88,7 @@ def run_here(argv: Sequence[str]) -> int:
 def _check(args: argparse.Namespace) -> int | None:
     """Exit status 2 for options or a program that cannot run, after saying why; else None."""
     if args.target_python is not None:
-        from torchup.python_target import parse_version
+        from torchup.core.python_target import parse_version
 
         try:
             parse_version(args.target_python)
@@ -106,7 +106,7 @@ def _trace(args: argparse.Namespace) -> int:
     error = _check(args)
     if error is not None:
         return error
-    from torchup.python_target import resolve_target
+    from torchup.core.python_target import resolve_target
 
     is_module = args.program.command[0] == "-m"
     command = args.program.command[1:] if is_module else args.program.command

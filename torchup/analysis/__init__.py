@@ -1,0 +1,1 @@
+"""Stage 3: what the code means: names, scopes, evidence about values, what a rule sees and may ask."""

@@ -1,0 +1,187 @@
+"""What a rule sees of one file: the source, the resolver, and a way to report."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Protocol
+
+from torchup.analysis.resolver import BindingKind, Resolver, Scope
+from torchup.core.diagnostics import Diagnostic, Fix, ImportRequest, Severity
+from torchup.core.python_target import PythonTarget, resolve_target
+from torchup.core.source import SourceFile
+
+
+class Reporter(Protocol):
+    """Who reports through a context: a rule (torchup.analysis.rule.Rule), as far as a finding names it."""
+
+    code: str
+    name: str
+    severity: Severity
+
+
+@dataclass
+class Context:
+    """What a rule sees of one file while it checks it, and where it reports."""
+
+    source: SourceFile
+    tree: ast.Module
+    resolver: Resolver
+    rule: Reporter | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    target_python_option: str | None = None  # --target-python, as given
+
+    @cached_property
+    def python_target(self) -> PythonTarget:
+        """The Python versions this file's code targets (flag, requires-python, or running)."""
+        return resolve_target(self.target_python_option, self.source.path)
+
+    # -- reporting ---------------------------------------------------------------------------
+    def report(
+        self,
+        node: ast.AST,
+        message: str,
+        *,
+        help: str | None = None,
+        fix: Fix | None = None,
+        severity: Severity | None = None,
+        receiver_method: str | None = None,
+        patches: str | None = None,
+        subject: str | None = None,
+    ) -> None:
+        """``receiver_method``: the finding rests on a receiver of unknown type calling this method
+        (a class of the project's may define it: torchup.analysis.project); ``patches``: the finding is a
+        mock or patch of this qualified name (torchup.analysis.patch_targets); ``subject``: the finding is a
+        use of this qualified name, one a fix of the rule renames (``Rule.renames``): without a fix,
+        the mocks of that name cannot change safely either."""
+        assert self.rule is not None
+        start, end = self.source.node_range(node)
+        line, column = self.source.position(start)
+        end_line, end_column = self.source.position(end)
+        self.diagnostics.append(
+            Diagnostic(
+                code=self.rule.code,
+                name=self.rule.name,
+                message=message,
+                path=self.source.path,
+                line=line,
+                column=column,
+                end_line=end_line,
+                end_column=end_column,
+                severity=severity or self.rule.severity,
+                help=help,
+                fix=fix,
+                start=start,
+                end=end,
+                receiver_method=receiver_method,
+                patches=patches,
+                subject=subject,
+            )
+        )
+
+    # -- questions -----------------------------------------------------------------------------
+    def qualified_name(self, expr: ast.AST) -> str | None:
+        return self.resolver.qualified_name(expr)
+
+    def segment(self, node: ast.AST) -> str:
+        return self.source.segment(node)
+
+    def calls_to(self, qualnames: frozenset[str]) -> list[tuple[ast.Call, str]]:
+        """Calls whose callee resolves to one of ``qualnames``."""
+        last_parts = {name.rsplit(".", 1)[-1] for name in qualnames}
+        names = last_parts | self.resolver.names_bound_to(qualnames)  # with aliases
+        found = []
+        for call in self.resolver.calls:
+            func = call.func
+            if (isinstance(func, ast.Name) and func.id in names) or (
+                isinstance(func, ast.Attribute) and func.attr in last_parts
+            ):
+                qualname = self.qualified_name(func)
+                if qualname in qualnames:
+                    found.append((call, qualname))
+        return found
+
+    def references_to(self, qualnames: frozenset[str]) -> list[tuple[ast.expr, str, ast.Call | None]]:
+        """Every expression that names one of ``qualnames``, with the call it is the callee of."""
+        last_parts = {name.rsplit(".", 1)[-1] for name in qualnames}
+        found: list[tuple[ast.expr, str, ast.Call | None]] = []
+        candidates: list[ast.expr] = [*self.resolver.attributes_named(last_parts)]
+        names = last_parts | self.resolver.names_bound_to(qualnames)  # with aliases
+        candidates += self.resolver.names_spelled(names)
+        for node in candidates:
+            qualname = self.qualified_name(node)
+            if qualname in qualnames:
+                found.append((node, qualname, self.resolver.call_of_callee(node)))
+        found.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
+        return found
+
+    # -- names the fixed code can use --------------------------------------------------------------
+    def module_reference(self, module: str, at: ast.AST) -> tuple[str, tuple[ImportRequest, ...]] | None:
+        """Text that names ``module`` (dotted) at ``at``, and the imports it needs; None if shadowed."""
+        scope = self.resolver.scope_of(at)
+        top, _, rest = module.partition(".")
+        suffix = f".{rest}" if rest else ""
+        found = self.resolver.lookup(top, scope)
+        if self.resolver.name_in_scope(top, scope) == top:
+            if any(self.resolver.binding_usable_at(b, at) for b in found.bindings):
+                return top + suffix, ()
+            if all(b.scope is self.resolver.module_scope for b in found.bindings):
+                return top + suffix, (ImportRequest(top),)  # bound later or only for type checkers
+            return None
+        for name, bindings in self.resolver.module_scope.bindings.items():
+            if (
+                all(b.kind is BindingKind.IMPORT and b.target == top for b in bindings)
+                and self.resolver.name_in_scope(name, scope) == top
+                and any(self.resolver.binding_usable_at(b, at) for b in bindings)
+            ):
+                return name + suffix, ()
+        # `from torch import *` does not bind the name `torch` itself.
+        if self.resolver.is_unbound(top, scope) or (not found.bindings and found.star_module == top):
+            return top + suffix, (ImportRequest(top),)
+        return None
+
+    def symbol_reference(self, qualname: str, at: ast.AST) -> tuple[str, tuple[ImportRequest, ...]] | None:
+        """Text naming ``qualname`` (``torch.profiler.ProfilerActivity``) at ``at``, plus imports."""
+        module, _, name = qualname.rpartition(".")
+        scope = self.resolver.scope_of(at)
+        if self.resolver.name_in_scope(name, scope) == qualname:
+            return name, ()
+        if self.resolver.is_unbound(name, scope):
+            return name, (ImportRequest(module, name),)
+        module_ref = self.module_reference(module, at)
+        if module_ref is None:
+            return None
+        return f"{module_ref[0]}.{name}", module_ref[1]
+
+    def walk(self, node: ast.AST | None = None) -> Iterator[ast.AST]:
+        """The nodes below ``node`` (the tree by default), like ``ast.walk`` but in no set order,
+        and under the resolver's focus only the statements and expressions that span a line
+        spelling a trigger word. A rule runs only on files that spell its own words, so it finds
+        every node that spells one of them this way: the cheap way to look for such nodes."""
+        start = self.tree if node is None else node
+        focus = self.resolver.focus
+        return ast.walk(start) if focus is None else focus.walk(start)
+
+    @cached_property
+    def _fstrings(self) -> list[tuple[int, int, str]]:
+        found = []
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.JoinedStr):
+                start, end = self.source.node_range(node)
+                text = self.source.text[start:end]
+                quote = next((c for c in text if c in "'\""), '"')
+                found.append((start, end, quote))
+        return found
+
+    def quote(self, at: ast.AST) -> str:
+        """The quote for a string literal written at ``at``: not the enclosing f-string's own."""
+        start, end = self.source.node_range(at)
+        for outer_start, outer_end, outer_quote in self._fstrings:
+            if outer_start <= start and end <= outer_end:
+                return "'" if outer_quote == '"' else '"'
+        return '"'
+
+    def scope_of(self, node: ast.AST) -> Scope:
+        return self.resolver.scope_of(node)

@@ -1,0 +1,168 @@
+"""The one place that edits import statements: adds what fixes need, drops what they left unused."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Iterable
+
+from torchup.analysis.patterns import remove_list_item
+from torchup.analysis.resolver import Binding, BindingKind, Resolver, ScopeKind
+from torchup.core.diagnostics import Edit, ImportRequest
+from torchup.core.source import SourceFile, line_end_at, line_start_at
+
+
+def import_edits(
+    source: SourceFile,
+    tree: ast.Module,
+    resolver: Resolver,
+    requests: Iterable[ImportRequest],
+    released: set[int],
+) -> list[Edit]:
+    edits = removal_edits(source, tree, resolver, released)
+    insertion = insertion_edit(source, tree, requests)
+    if insertion is not None:
+        edits.append(insertion)
+    return edits
+
+
+def insertion_edit(source: SourceFile, tree: ast.Module, requests: Iterable[ImportRequest]) -> Edit | None:
+    lines: list[str] = []
+    plain = sorted({r.module for r in requests if r.name is None})
+    lines += [f"import {module}" for module in plain]
+    from_names: dict[str, set[str]] = {}
+    for request in requests:
+        if request.name is not None:
+            from_names.setdefault(request.module, set()).add(request.name)
+    lines += [f"from {module} import {', '.join(sorted(names))}" for module, names in sorted(from_names.items())]
+    if not lines:
+        return None
+    offset, inline = _insertion_point(source, tree)
+    if inline:  # the next statement shares the line: `import torch; <statement>`
+        return Edit(offset, offset, "".join(f"{line}; " for line in lines))
+    newline = source.newline
+    text = "".join(line + newline for line in lines)
+    if offset == len(source.text) and source.text and not source.text.endswith(("\n", "\r")):
+        text = newline + text.rstrip("\r\n")
+    return Edit(offset, offset, text)
+
+
+def _insertion_point(source: SourceFile, tree: ast.Module) -> tuple[int, bool]:
+    """Just after the module's leading imports, else its docstring, else its comment header.
+
+    Returns the offset and whether it lies inside a line (a statement follows on the same line).
+    """
+    anchor: ast.stmt | None = None
+    following: ast.stmt | None = None
+    for index, stmt in enumerate(tree.body):
+        is_docstring = (
+            index == 0
+            and isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str)
+        )
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or is_docstring:
+            anchor = stmt
+        else:
+            following = stmt
+            break
+    if anchor is None:
+        return _after_comment_header(source), False
+    end_line = anchor.end_lineno or anchor.lineno
+    if following is not None and following.lineno == end_line:
+        return source.node_range(following)[0], True
+    starts = source.line_starts
+    return (starts[end_line] if end_line < len(starts) else len(source.text)), False
+
+
+def _after_comment_header(source: SourceFile) -> int:
+    """After the shebang, coding cookie and comment lines that open the file."""
+    starts = source.line_starts
+    offset = 0
+    for index, start in enumerate(starts):
+        line = source.line_text(index + 1).strip()
+        if start >= len(source.text) or not (line == "" or line.startswith("#")):
+            break
+        offset = starts[index + 1] if index + 1 < len(starts) else len(source.text)
+    return offset
+
+
+def removal_edits(source: SourceFile, tree: ast.Module, resolver: Resolver, released: set[int]) -> list[Edit]:
+    """Drop ``from … import name`` bindings whose every use a fix has just replaced."""
+    if not released:
+        return []
+    exported = resolver.exported_names()
+    unused_by_statement: dict[int, tuple[ast.ImportFrom, list[Binding]]] = {}
+    for scope in resolver.iter_scopes():
+        for name, bindings in scope.bindings.items():
+            if len(bindings) != 1 or name in exported:
+                continue
+            binding = bindings[0]
+            if binding.kind is not BindingKind.FROM_IMPORT or not isinstance(binding.statement, ast.ImportFrom):
+                continue
+            if scope.kind is ScopeKind.CLASS:
+                continue  # a class-body import is also an attribute (self.name, Class.name)
+            refs = resolver.references(binding)
+            if not refs or any(id(ref) not in released for ref in refs):
+                continue
+            entry = unused_by_statement.setdefault(id(binding.statement), (binding.statement, []))
+            entry[1].append(binding)
+    edits: list[Edit] = []
+    parents = _statement_parents(tree) if unused_by_statement else {}
+    for statement, bindings in unused_by_statement.values():
+        aliases = {id(b.node) for b in bindings}
+        if len(aliases) == len(statement.names):
+            edits.append(remove_statement(source, statement, parents[id(statement)]))
+            continue
+        close = source.node_range(statement)[1]
+        items: list[ast.AST] = list(statement.names)
+        alias_edits = []
+        for index, alias in enumerate(statement.names):
+            if id(alias) in aliases:
+                edit = remove_list_item(source, items, index, close)
+                if edit is None:
+                    break
+                alias_edits.append(edit)
+        else:
+            if not _overlapping(alias_edits):
+                edits.extend(alias_edits)
+    return edits
+
+
+def _overlapping(edits: list[Edit]) -> bool:
+    ordered = sorted(edits)
+    return any(a.end > b.start for a, b in itertools.pairwise(ordered))
+
+
+def _statement_parents(tree: ast.Module) -> dict[int, list[ast.stmt]]:
+    parents: dict[int, list[ast.stmt]] = {}
+    for node in ast.walk(tree):
+        for field_name in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(node, field_name, None)
+            if isinstance(block, list):
+                for stmt in block:
+                    parents[id(stmt)] = block
+    return parents
+
+
+def remove_statement(source: SourceFile, statement: ast.stmt, block: list[ast.stmt]) -> Edit:
+    start, end = source.node_range(statement)
+    if len(block) == 1:
+        return Edit(start, end, "pass")  # a block cannot be empty
+    text = source.text
+    line_start = line_start_at(text, start)
+    before = text[line_start:start]
+    after_end = end
+    while after_end < len(text) and text[after_end] in " \t":
+        after_end += 1
+    if before.strip() == "" and (after_end == len(text) or text[after_end] in "\r\n#"):
+        return Edit(line_start, line_end_at(text, end)[1], "")
+    if after_end < len(text) and text[after_end] == ";":
+        after_end += 1
+        while after_end < len(text) and text[after_end] in " \t":
+            after_end += 1
+        return Edit(start, after_end, "")
+    semicolon = text.rfind(";", line_start, start)
+    if semicolon >= 0 and text[semicolon + 1:start].strip() == "":
+        return Edit(semicolon, end, "")
+    return Edit(start, end, "pass")

@@ -1,0 +1,132 @@
+"""What a file's findings owe to the rest of the checked project: decided once per run, after every
+file was read, before anything is fixed.
+
+Two facts cross files:
+- **The project's own methods.** `lazy.cholesky()` on a receiver of unknown type may call
+  `LazyTensor.cholesky`, which the project defines; rewriting it to `torch.linalg.cholesky(lazy)`
+  would bypass that method. Such a finding keeps no fix, safe or unsafe, and says which class.
+- **Mocks of a renamed function.** A test that patches `torch.cholesky` and counts calls fails once
+  the library calls `torch.linalg.cholesky`. The calls' fixes and the patches' fixes (torchup.
+  patch_targets) form one change: all of them apply in the same mode, the weakest of theirs, or
+  none (a patch torchup cannot rewrite leaves the calls' fixes unsafe, naming it).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from torchup.analysis.resolver import Focus
+from torchup.core.diagnostics import Applicability, Diagnostic
+
+
+@dataclass(frozen=True)
+class MethodDefinition:
+    """`def <method>(...)` in the body of class ``owner``, at ``path:line``."""
+
+    method: str
+    owner: str
+    path: str
+    line: int
+
+
+def defined_methods(tree: ast.Module, focus: Focus | None, words: frozenset[str], path: str) -> list[MethodDefinition]:
+    """The methods named by one of ``words`` that the classes of one file define. Under a focus
+    only its classes are walked: a `def word` line holds the word, so its class is one of them."""
+    nodes = ast.walk(tree) if focus is None else focus.walk(tree)
+    found = []
+    for node in nodes:
+        if isinstance(node, ast.ClassDef):
+            for statement in node.body:
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in words:
+                    found.append(MethodDefinition(statement.name, node.name, path, statement.lineno))
+    return found
+
+
+@dataclass(frozen=True)
+class _Decision:
+    """How every fix of one renamed function's group applies: ``applicability`` (None: no fix)."""
+
+    applicability: Applicability | None
+    note: str
+
+
+class ProjectView:
+    """The project's methods and the groups of fixes that must apply together, from the findings
+    and method definitions of every file of a run."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic], methods: Iterable[MethodDefinition]) -> None:
+        self.methods: dict[str, list[MethodDefinition]] = {}
+        for definition in sorted(methods, key=lambda d: (d.path, d.line)):
+            self.methods.setdefault(definition.method, []).append(definition)
+        self.groups = _decide(list(diagnostics))
+
+    def adjust(self, diagnostics: Iterable[Diagnostic]) -> None:
+        """Apply what the project decides to these findings (in place)."""
+        for diagnostic in diagnostics:
+            self._own_method(diagnostic)
+            name = diagnostic.patches or (diagnostic.fix.replaces if diagnostic.fix is not None else None)
+            decision = self.groups.get(name) if name is not None else None
+            if decision is None:
+                continue
+            fix = diagnostic.fix
+            if fix is not None and decision.applicability is None:
+                diagnostic.fix = None
+            elif fix is not None and decision.applicability is Applicability.UNSAFE:
+                fix.applicability = Applicability.UNSAFE
+            _note(diagnostic, decision.note)
+
+    def _own_method(self, diagnostic: Diagnostic) -> None:
+        definitions = self.methods.get(diagnostic.receiver_method or "")
+        if not definitions or diagnostic.fix is None:
+            return
+        first = definitions[0]
+        more = f" and {len(definitions) - 1} more" if len(definitions) > 1 else ""
+        diagnostic.fix = None
+        _note(diagnostic, f"no fix: the project defines `{first.owner}.{first.method}` ({first.path}:{first.line}"
+                          f"{more}); the receiver may be one of its instances, whose own method a rewrite would bypass")
+
+
+def _note(diagnostic: Diagnostic, note: str) -> None:
+    if note not in diagnostic.notes:
+        diagnostic.notes.append(note)
+
+
+def _where(diagnostic: Diagnostic) -> str:
+    cell = f"cell {diagnostic.cell}:" if diagnostic.cell is not None else ""
+    return f"{diagnostic.path}:{cell}{diagnostic.line}:{diagnostic.column}"
+
+
+def _decide(diagnostics: list[Diagnostic]) -> dict[str, _Decision]:
+    """One decision per renamed function that something in the project patches by name."""
+    patched = {d.patches for d in diagnostics if d.patches is not None}
+    decisions = {}
+    for name in sorted(patched):
+        patches = [d for d in diagnostics if d.patches == name]
+        calls = [d for d in diagnostics if d.patches is None and d.fix is not None and d.fix.replaces == name]
+        mocks = ", ".join(_where(d) for d in patches[:3])
+        mocks += f" and {len(patches) - 3} more" if len(patches) > 3 else ""
+        if not calls:
+            decisions[name] = _Decision(None, f"no fix: no call of `{name}` in the checked files is rewritten, so "
+                                              "renaming this patch would change what it intercepts")
+            continue
+        unfixable = [d for d in patches if d.fix is None]
+        unfixed = [d for d in diagnostics if d.subject == name and d.patches is None and d.fix is None]
+        unsafe = [d for d in [*calls, *patches] if d.fix is not None and d.fix.applicability is Applicability.UNSAFE]
+        if unfixable:
+            decisions[name] = _Decision(Applicability.UNSAFE, f"unsafe: `{name}` is patched or re-exported by name "
+                                        f"at {_where(unfixable[0])}, which torchup cannot rewrite; it would no "
+                                        "longer see the fixed calls")
+        elif unfixed:
+            decisions[name] = _Decision(Applicability.UNSAFE, f"unsafe: `{name}` is mocked by name ({mocks}), and "
+                                        f"its use at {_where(unfixed[0])} has no fix: a mock renamed with the other "
+                                        "calls would no longer see that one")
+        elif unsafe:
+            decisions[name] = _Decision(Applicability.UNSAFE, f"applied with the {len(calls) + len(patches) - 1} "
+                                        f"other fixes of `{name}` and its mocks ({mocks}), in one mode: one of them, "
+                                        f"at {_where(unsafe[0])}, is unsafe")
+        else:
+            decisions[name] = _Decision(Applicability.SAFE, f"`{name}` is mocked by name ({mocks}): the calls and "
+                                        f"the mocks ({len(calls) + len(patches)} fixes) change together")
+    return decisions

@@ -1,0 +1,221 @@
+"""What a rule is: identity, the release it belongs to, docs, examples, and a ``check``.
+
+A rule is one module under ``torchup/rules`` that defines ``RULE``; the registry there lists the
+modules. The engine never names a rule.
+"""
+
+from __future__ import annotations
+
+import enum
+import textwrap
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from torchup.core.diagnostics import Severity
+from torchup.prefilter.words import ATTRIBUTE, CODE, KEYWORD, REFERENCE, STRING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from torchup.analysis.context import Context
+    from torchup.core.lexing import Spans
+    from torchup.core.python_target import PythonTarget
+
+
+class FixAvailability(enum.Enum):
+    SAFE = "safe"  # every finding gets a safe fix
+    UNSAFE = "unsafe"  # fixes exist but may change behaviour
+    SOMETIMES = "safe/unsafe"  # safe or unsafe depending on the code, or no fix
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class Example:
+    """A snippet and what the rule does to it; run as a test and printed by ``torchup rule``.
+
+    ``fixed`` is the expected text after ``fix`` (``--unsafe-fixes`` when ``unsafe``); None means
+    the file is left as it is. Fixed examples are also executed: the original under torch 2.13, the
+    fixed code under 2.14, with inputs from the differential harness (``A``, ``B``, ``x``, ...).
+    """
+
+    title: str
+    source: str
+    findings: int = 1
+    fixed: str | None = None
+    unsafe: bool = False
+    executable: bool = True  # False for snippets that need a GPU or cannot run stand-alone
+    bit_exact: bool = True  # False: the docs say results differ in the last bits (compared with a tolerance)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source", textwrap.dedent(self.source).lstrip("\n"))
+        if self.fixed is not None:
+            object.__setattr__(self, "fixed", textwrap.dedent(self.fixed).lstrip("\n"))
+
+
+@dataclass(frozen=True)
+class RuleDocs:
+    """A rule's documentation, as `torchup rule CODE` prints it."""
+
+    what: str
+    why: str
+    fix: str
+    fix_safety: str
+    wheels_vs_notes: str = ""
+
+
+@dataclass(frozen=True)
+class LooksFor:
+    """What a rule's findings refer to, as a rule author states it. A finding may only come from
+    these: the pre-filter reads a file, and a function body, only where one of them is spelled in a
+    place it can stand, so a use the declaration leaves out is a finding lost (the examples and the
+    sample project are checked with and without the pre-filter: tests/test_sample_project.py)."""
+
+    names: tuple[str, ...] = ()  # qualified names resolved through any import form: `torch.cholesky`
+    methods: tuple[str, ...] = ()  # methods called on a receiver, `x.cholesky()` (and a class's own `def`)
+    attributes: tuple[str, ...] = ()  # attributes read, `prof.key_averages`
+    keywords: tuple[str, ...] = ()  # keyword arguments, `use_cuda=` (also a `**{"use_cuda": ...}` key)
+    strings: tuple[str, ...] = ()  # string values matched whole: `acc_policy="balanced"`
+    in_strings: tuple[str, ...] = ()  # words matched inside longer strings too: `"max-autotune"`, mock paths
+    words: tuple[str, ...] = ()  # words matched anywhere in code (a rule whose uses no other kind covers)
+
+    def derive(self) -> tuple[tuple[str, ...], dict[str, frozenset[str]], tuple[str, ...], frozenset[str]]:
+        """The pre-filter's view: trigger words, where each counts, path words, words in strings."""
+        places: dict[str, set[str] | None] = {}  # None: anywhere
+
+        def add(word: str, roles: set[str] | None) -> None:
+            if word in places and (places[word] is None or roles is None):
+                places[word] = None
+            else:
+                places[word] = places.get(word, set()) | (roles or set()) if roles is not None else None
+
+        for name in self.names:
+            add(name.rpartition(".")[2], {REFERENCE})
+        for word in self.methods:
+            add(word, {CODE})  # (a class's own `def word` decides whether a receiver's call is torch's)
+        for word in self.attributes:
+            add(word, {ATTRIBUTE})
+        for word in self.keywords:
+            add(word, {KEYWORD, STRING})
+        for word in self.strings:
+            add(word, {STRING})
+        for word in (*self.in_strings, *self.words):
+            add(word, None)
+        roles = {word: frozenset(kinds) for word, kinds in places.items() if kinds is not None}
+        words = tuple(places)
+        paths = tuple(sorted({part for name in self.names for part in name.split(".")[:-1] if part in places}))
+        return words, roles, paths, frozenset(self.in_strings)
+
+
+@dataclass
+class Rule:
+    """A rule: its code, name, docs and examples, the versions it applies to, its check and its fix."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]  # one line, for `torchup rules`
+    since: ClassVar[str | None] = "2.14"  # the torch release whose change the rule reports
+    # The first release where the reported behaviour is gone again (a warning 2.15 dropped): a
+    # target of that release or later does not run the rule. None: still applies today.
+    until: ClassVar[str | None] = None
+    enabled_by_default: ClassVar[bool] = True
+    severity: ClassVar[Severity] = Severity.ERROR
+    fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
+    # What the rule's findings refer to (see ``LooksFor``): the engine derives from it the words the
+    # pre-filter looks for and where each counts (the derived attributes below; torchup/prefilter/words.py).
+    looks_for: ClassVar[LooksFor] = LooksFor()
+    # -- derived from ``looks_for`` (never set by hand) --
+    # Whole words at least one of which any file this rule can flag spells: the pre-filter skips
+    # files with none, the resolver bodies that spell none (resolver.Focus). Sound: a reference,
+    # even through an alias or a star import, spells the name it refers to somewhere in the file.
+    # (A dict key written with escapes, `**{"use\\u005fcuda": ...}`, and a name in compatibility
+    # characters Python folds to ASCII, `torch.\uff51\uff52`, are the exceptions; `--no-prefilter`.)
+    triggers: ClassVar[tuple[str, ...]] = ()
+    # Where each word counts (prefilter's roles); a word missing here counts anywhere.
+    word_roles: ClassVar[dict[str, frozenset[str]]] = {}
+    # Words that name a module on the way to a name the rule resolves (`cond` in
+    # `torch._higher_order_ops.cond.cond`): `from m.cond import f` may hide the word from later uses.
+    path_words: ClassVar[tuple[str, ...]] = ()
+    # Words matched inside longer strings (``LooksFor.in_strings``): elsewhere a word in a one-line
+    # string counts only as its whole value.
+    string_words: ClassVar[frozenset[str]] = frozenset()
+    # Whether the rule reads code in bodies that spell none of its words or keep words: a local
+    # function passed to the call it looks at, every string in the file. Files it runs on are then
+    # parsed whole; otherwise such bodies are left out of the parse (torchup/prefilter/skeleton.py).
+    reads_unfocused_bodies: ClassVar[bool] = False
+    # Whether what ``may_report`` looks for can lead to a finding only from code the analysis
+    # reads: module level and the bodies around the lines of the rule's words, not another
+    # function's body (TU160: a set reaches an optimizer's call only through the call's own scopes).
+    # The engine then asks again of the code the skeleton keeps (torchup/prefilter/skeleton.py); False there,
+    # and the rule does not run, nor do its words hold bodies in the parse.
+    reports_from_kept_code: ClassVar[bool] = False
+    # Functions the rule's fixes replace by another (`{"torch.cholesky": "torch.linalg.cholesky"}`),
+    # each fix saying so (``Fix.replaces``). The engine then also finds mocks and patches of the old
+    # name anywhere in the project (`mock.patch("torch.cholesky")`, `patch.object(torch, "cholesky")`,
+    # `wraps=torch.cholesky`: torchup/analysis/patch_targets.py), reports them under the rule's code, and
+    # fixes them together with the calls, or neither (torchup/analysis/project.py).
+    renames: ClassVar[dict[str, str]] = {}
+    docs: ClassVar[RuleDocs]
+    examples: ClassVar[tuple[Example, ...]] = ()
+    engine_emitted: ClassVar[bool] = False  # findings made by the engine itself (TU0xx)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "looks_for" in cls.__dict__:
+            cls.triggers, cls.word_roles, cls.path_words, cls.string_words = cls.looks_for.derive()
+
+    def check(self, ctx: Context) -> None:
+        """Report findings through ``ctx.report``."""
+
+    def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
+        """Can the text of ``spans`` (the file's, or its bytes', lexed: torchup/core/lexing.py) hold a
+        finding at all? A rule whose findings need more than one of its words, which text can show
+        cheaply (TU160: a set), says False where that is missing: unless another rule runs on the
+        file, it is then not parsed. Asked only where the pre-filter runs, and only of a text that
+        spells one of the rule's words in code (with ``reports_from_kept_code``, also of the code
+        the skeleton keeps: a ``skeleton.KeptCode``). False must be sure; True when unsure."""
+        return True
+
+    def focus_lines(self, text: str) -> Iterable[int]:
+        """More lines to analyse like those of the trigger words in a file this rule runs on: the
+        bodies that span them are parsed (torchup/prefilter/skeleton.py) and walked (resolver.Focus). A rule
+        that reads code spelling none of its words names it here: TU160, the `__init__` and the
+        uses of the optimizer subclasses a file defines."""
+        return ()
+
+    def applies_to(self, python: PythonTarget) -> bool:
+        """Whether the rule can fire on code for these Python versions. Decided before the
+        pre-filter, so a rule that cannot apply costs nothing (not even its trigger words)."""
+        return True
+
+    def render_docs(self) -> str:
+        lines = [f"# {self.code} {self.name}", "", self.summary, ""]
+        if self.since and self.until:
+            lines += [f"Applies to: upgrading to torch {self.since} (not {self.until} or later).", ""]
+        elif self.since:
+            lines += [f"Applies to: upgrading to torch {self.since} or later.", ""]
+        lines += [
+            f"Fix: {self.fix_availability.value}. On by default: {'yes' if self.enabled_by_default else 'no'}.",
+            "",
+        ]
+        sections = [
+            ("What it does", self.docs.what),
+            ("Why", self.docs.why),
+            ("Fix", self.docs.fix),
+            ("Fix safety", self.docs.fix_safety),
+            ("Where the wheels differ from the release notes", self.docs.wheels_vs_notes),
+        ]
+        for title, body in sections:
+            if body:
+                lines += [f"## {title}", textwrap.dedent(body).strip(), ""]
+        if self.examples:
+            lines.append("## Examples")
+            for example in self.examples:
+                lines += ["", f"### {example.title}", "```python", example.source.rstrip("\n"), "```"]
+                if example.fixed is not None:
+                    how = "torchup fix --unsafe-fixes" if example.unsafe else "torchup fix"
+                    lines += [f"After `{how}`:", "```python", example.fixed.rstrip("\n"), "```"]
+                elif example.findings == 0:
+                    lines.append("Not reported.")
+                else:
+                    lines.append("Reported; no automatic fix.")
+        return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,0 +1,1 @@
+"""Stage 4: one file checked: pre-filter, parse, resolve, run the rules, apply `# noqa`."""

@@ -1,0 +1,1 @@
+"""The command line: arguments, configuration, settings per file, sub-commands."""

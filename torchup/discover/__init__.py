@@ -1,0 +1,1 @@
+"""Stage 1: which files a run reads (walking, excludes, .gitignore, links)."""

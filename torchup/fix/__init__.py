@@ -1,0 +1,1 @@
+"""Stage 5: edits applied, re-checked, verified safe."""

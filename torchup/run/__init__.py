@@ -1,0 +1,1 @@
+"""A run over many files: workers, the project pass, notebooks, the findings cache, replays."""
