@@ -1,9 +1,13 @@
-"""Run the engine on a snippet, in-process, as the CLI would."""
+"""Run the engine on a snippet, in-process, as the CLI would; load a maintainer tool to test it."""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
+import sys
 import textwrap
+from pathlib import Path
+from types import ModuleType
 
 from torchup.check.checker import Checker
 from torchup.core.diagnostics import Diagnostic
@@ -40,3 +44,14 @@ def fix(code: str, unsafe: bool = False, select: list[str] | None = None) -> str
     again = fix_source(checker, SourceFile.from_bytes("snippet.py", first.encode()), unsafe=unsafe).text
     assert again == first, "fixing twice changed the file"
     return first
+
+
+def load_tool(name: str) -> ModuleType:
+    """A script of tools/ (not a package) as a module."""
+    path = Path(__file__).resolve().parent.parent / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_tool", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module

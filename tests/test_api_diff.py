@@ -5,28 +5,18 @@ The fakes raise on import, so a test passes only if the tool never imports what 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import zipfile
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from helpers import load_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("api_diff_tool", ROOT / "tools" / "api_diff.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-TOOL = _tool()
+TOOL = load_tool("api_diff")
 
 BOOM = 'raise RuntimeError("the fake torch was imported")\n'
 

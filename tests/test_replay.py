@@ -313,16 +313,7 @@ def _edit_read_file(root: Path) -> None:
     (root / "a.py").write_text(QR.replace("qr", "xy"))  # (same size, the same tick as likely as not)
 
 
-def _add_file(root: Path) -> None:
-    (root / "pkg" / "new.py").write_text(QR)
-
-
-def _remove_file(root: Path) -> None:
-    (root / "pkg" / "b.py").unlink()
-
-
-def _rename_file(root: Path) -> None:
-    os.rename(root / "pkg" / "b.py", root / "pkg" / "c.py")
+_add_file, _remove_file, _rename_file = _add_in_subdirectory, _delete, _rename  # (the same changes, during a run)
 
 
 def _add_directory(root: Path) -> None:

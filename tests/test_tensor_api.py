@@ -7,29 +7,19 @@ reads it statically.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from helpers import load_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "torchup" / "data" / "torch_api.json"
 GENERATED = ("tensor_functions", "tensor_methods", "torch_only_methods", "tensor_fields")
 
 
-def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tensor_api_tool", ROOT / "tools" / "tensor_api.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-TOOL = _tool()
+TOOL = load_tool("tensor_api")
 FACTS = json.loads(DATA.read_text(encoding="utf-8"))
 
 
