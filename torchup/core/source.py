@@ -35,6 +35,11 @@ class DecodeError(Exception):
         self.column = column
 
 
+def byte_position(raw: bytes, offset: int) -> tuple[int, int]:
+    """The 1-based line and byte column of ``offset`` in ``raw`` (where a decode failed)."""
+    return raw[:offset].count(b"\n") + 1, offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
+
+
 def line_start_at(text: str, offset: int) -> int:
     """Where the line holding ``offset`` starts (``\\n``, ``\\r\\n`` and a lone ``\\r`` all end lines)."""
     return max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
@@ -126,8 +131,7 @@ class SourceFile:
         try:
             text = raw.decode(encoding)
         except UnicodeDecodeError as exc:
-            line = raw[: exc.start].count(b"\n") + 1
-            column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+            line, column = byte_position(raw, exc.start)
             raise DecodeError(
                 f"bytes are not valid {codecs.lookup(encoding).name} ({exc.reason} at byte {exc.start});"
                 " save the file as UTF-8 or declare its encoding with a coding cookie",

@@ -70,7 +70,7 @@ from typing import Any, cast
 
 from torchup.check.checker import SYNTAX_ERROR, Analysis, Checker
 from torchup.core.diagnostics import Diagnostic
-from torchup.core.source import NOTEBOOK_SUFFIX, DecodeError, SourceFile, is_notebook  # noqa: F401 (kept here: the notebook API)
+from torchup.core.source import NOTEBOOK_SUFFIX, DecodeError, SourceFile, byte_position, is_notebook  # noqa: F401 (kept here: the notebook API)
 from torchup.fix.fixer import FixOutcome, fix_source
 
 # Cell magics whose body IPython runs as Python: the body is checked and fixed.
@@ -149,8 +149,7 @@ def load(path: str, raw: bytes) -> Notebook:
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        line, column = byte_position(raw, exc.start)
         raise NotebookError(
             f"not a valid notebook: notebooks are UTF-8 JSON, and byte {exc.start} is not UTF-8 ({exc.reason})",
             line,
