@@ -29,6 +29,20 @@ class FixAvailability(enum.Enum):
     NONE = "none"
 
 
+class Change(enum.Enum):
+    """What the wheel of release ``since`` does to code written for an older release."""
+
+    RAISES = "raises"  # removed, renamed, moved or rejected: the old code fails
+    BEHAVES = "behaves differently"  # same code, another result, default or output
+    WARNS = "warns"  # deprecated: still works, with a warning
+    ADOPT = "new feature"  # nothing breaks: something new worth adopting (a hint)
+
+
+def release_tuple(release: str) -> tuple[int, ...]:
+    """``"2.6"`` -> (2, 6); ``"2.14.1"`` -> (2, 14, 1)."""
+    return tuple(int(part) for part in release.split("."))
+
+
 @dataclass(frozen=True)
 class Example:
     """A snippet and what the rule does to it; run as a test and printed by ``torchup rule``.
@@ -45,6 +59,10 @@ class Example:
     unsafe: bool = False
     executable: bool = True  # False for snippets that need a GPU or cannot run stand-alone
     bit_exact: bool = True  # False: the docs say results differ in the last bits (compared with a tolerance)
+    # The releases the differential harness runs the original and the fixed code on: the release
+    # before the change (or an older one) and the target. CI has 2.13 and 2.14 only; the others run
+    # by the maintainer command (tools/run_examples.py).
+    versions: tuple[str, str] = ("2.13", "2.14")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", textwrap.dedent(self.source).lstrip("\n"))
@@ -117,6 +135,9 @@ class Rule:
     # The first release where the reported behaviour is gone again (a warning 2.15 dropped): a
     # target of that release or later does not run the rule. None: still applies today.
     until: ClassVar[str | None] = None
+    # What code written for an older release meets in release ``since``. With ``enabled_by_default``
+    # it decides whether the rule runs by default for a project's from-version (``on_by_default``).
+    change: ClassVar[Change] = Change.RAISES
     enabled_by_default: ClassVar[bool] = True
     severity: ClassVar[Severity] = Severity.ERROR
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
@@ -187,12 +208,30 @@ class Rule:
         pre-filter, so a rule that cannot apply costs nothing (not even its trigger words)."""
         return True
 
+    def on_by_default(self, from_version: str | None) -> bool:
+        """Whether the rule runs without ``--select`` for code that runs on ``from_version`` today
+        (None: unknown, as old as can be). A break is reported even when it was already there at
+        the from-version (such code runs on neither release: old code keeps calls on paths nobody
+        ran); a warning or a change of behaviour only when it is new since the from-version."""
+        if not self.enabled_by_default:
+            return False
+        if self.change is Change.RAISES or from_version is None or self.since is None:
+            return True
+        return release_tuple(from_version) < release_tuple(self.since)
+
+    def describe_change(self) -> str:
+        """``since torch 2.6: raises`` — what a finding of this rule says about its release."""
+        if self.since is None:
+            return self.change.value
+        return f"since torch {self.since}: {self.change.value}"
+
     def render_docs(self) -> str:
         lines = [f"# {self.code} {self.name}", "", self.summary, ""]
         if self.since and self.until:
             lines += [f"Applies to: upgrading to torch {self.since} (not {self.until} or later).", ""]
         elif self.since:
             lines += [f"Applies to: upgrading to torch {self.since} or later.", ""]
+        lines += [f"Change: {self.describe_change()}.", ""]
         lines += [
             f"Fix: {self.fix_availability.value}. On by default: {'yes' if self.enabled_by_default else 'no'}.",
             "",

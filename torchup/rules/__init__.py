@@ -1,4 +1,5 @@
-"""The rule registry: one line per rule module. Each module defines ``RULE``."""
+"""The rule registry: one line per rule module. Each module defines ``RULE``, or ``RULES`` when one
+module makes a family of rules from a catalogue (one entry each)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,10 @@ RULE_MODULES = (
 
 @cache
 def all_rules() -> tuple[Rule, ...]:
-    rules = tuple(importlib.import_module(f"{__name__}.{module}").RULE for module in RULE_MODULES)
+    rules: list[Rule] = []
+    for name in RULE_MODULES:
+        module = importlib.import_module(f"{__name__}.{name}")
+        rules += getattr(module, "RULES", None) or (module.RULE,)
     return tuple(sorted(rules, key=lambda rule: rule.code))
 
 

@@ -7,7 +7,7 @@ import ast
 from torchup.analysis.context import Context
 from torchup.analysis.patterns import literal_bool
 from torchup.analysis.resolver import Binding, BindingKind
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Fix, Severity
 from torchup.rules._arguments import append_argument
 
@@ -108,6 +108,7 @@ def profile_name(receiver: ast.expr) -> ast.Name | None:
 
 
 class KeyAveragesPythonRows(Rule):
+    change = Change.BEHAVES
     code = "TU140"
     name = "key-averages-python-rows"
     summary = "With `with_stack=True`, `prof.key_averages()` hides Python-function rows in torch 2.14."

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from torchup.analysis.context import Context
 from torchup.analysis.patterns import Edits, as_argument
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Fix, Severity
 from torchup.core.facts import FACTS
 from torchup.prefilter.words import is_word_char
@@ -104,6 +104,7 @@ def _is_async(node: ast.SetComp) -> bool:
 
 
 class OptimizerSetParams(Rule):
+    change = Change.WARNS
     code = "TU160"
     name = "optimizer-set-params"
     summary = "Optimizers warn in torch 2.15 when `params` is a set (its order changes between runs); pass a list."

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchup.analysis.context import Context
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Severity
 from torchup.core.facts import FACTS
 
@@ -21,6 +21,7 @@ HELP = (
 
 
 class NvprofDeprecated(Rule):
+    change = Change.WARNS
     code = "TU161"
     name = "nvprof-helpers-deprecated"
     summary = f"`load_nvprof`, `parse_nvprof_trace` and `EnforceUnique` warn in torch 2.15 (removed in {REMOVED_IN})."

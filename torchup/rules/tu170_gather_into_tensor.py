@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from torchup.analysis.context import Context
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Severity
 from torchup.core.facts import FACTS
 from torchup.rules._arguments import rename_reference
@@ -20,6 +20,7 @@ WARNING = _FACTS["warning"]
 
 
 class GatherIntoTensor(Rule):
+    change = Change.WARNS
     code = "TU170"
     name = "gather-into-tensor-deprecated"
     summary = "`torch.distributed.gather_into_tensor` warns in torch 2.14; call `gather_single` (same arguments)."

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from torchup.analysis.context import Context
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Severity
 from torchup.core.facts import FACTS
 from torchup.rules._arguments import rename_reference
@@ -18,6 +18,7 @@ WARNING = _FACTS["warning"]
 
 
 class SetPgTimeout(Rule):
+    change = Change.WARNS
     code = "TU171"
     name = "set-pg-timeout-deprecated"
     summary = "`distributed_c10d._set_pg_timeout` warns in torch 2.14; call `torch.distributed.set_timeout`."

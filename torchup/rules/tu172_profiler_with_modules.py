@@ -6,7 +6,7 @@ import ast
 
 from torchup.analysis.context import Context
 from torchup.analysis.patterns import Edits, literal_dict_keyword
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Fix, Severity
 from torchup.core.facts import FACTS
 
@@ -22,6 +22,7 @@ def _off(value: ast.expr) -> bool:
 
 
 class ProfilerWithModules(Rule):
+    change = Change.WARNS
     code = "TU172"
     name = "profiler-with-modules-deprecated"
     summary = "The profilers' `with_modules=True` warns in torch 2.14 (it only ever worked for TorchScript)."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchup.analysis.context import Context
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Severity
 from torchup.core.facts import FACTS
 
@@ -34,6 +34,7 @@ def _compiled_bodies(ctx: Context, decorators: set[int]) -> list[tuple[int, int]
 
 
 class TorchScriptDeprecated(Rule):
+    change = Change.WARNS
     code = "TU173"
     name = "torchscript-deprecated"
     summary = "TorchScript's entry points (`torch.jit.script`, `trace`, `save`, `load`, ...) warn by default in 2.14."

@@ -8,7 +8,7 @@ from torchup.analysis.context import Context
 from torchup.analysis.inference import Evidence
 from torchup.analysis.patterns import BoundCall, Edits, bind_call
 from torchup.analysis.resolver import Binding, BindingKind
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Edit, Fix, ImportRequest, Severity
 from torchup.rules._arguments import append_argument
 from torchup.rules._linalg import method_calls, method_receiver_evidence
@@ -254,6 +254,7 @@ def detached_calls(ctx: Context) -> set[int]:
 
 
 class ClampBoundaryGradient(Rule):
+    change = Change.BEHAVES
     code = "TU201"
     name = "clamp-boundary-gradient"
     summary = "The gradient of `clamp`/`clip`/`clamp_min`/`clamp_max` at their bounds changed in torch 2.14."

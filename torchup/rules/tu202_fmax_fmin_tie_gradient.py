@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torchup.analysis.context import Context
 from torchup.analysis.inference import Evidence
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Severity
 from torchup.rules._linalg import method_calls, method_receiver_evidence
 
@@ -19,6 +19,7 @@ HELP = (
 
 
 class FmaxFminTieGradient(Rule):
+    change = Change.BEHAVES
     code = "TU202"
     name = "fmax-fmin-tie-gradient"
     summary = "The gradient of `torch.fmax`/`torch.fmin` at ties (and, in 2.14.1, with NaN) changed in torch 2.14."

@@ -6,7 +6,7 @@ import ast
 
 from torchup.analysis.context import Context
 from torchup.analysis.patterns import bind_call
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Severity
 
 _C10D = ("torch.distributed", "torch.distributed.distributed_c10d")
@@ -56,6 +56,7 @@ def describe_backend(ctx: Context, node: ast.expr) -> str | None:
 
 
 class ProcessGroupBackend(Rule):
+    change = Change.ADOPT
     code = "TU401"
     name = "process-group-backend"
     summary = "Process groups with a custom, computed or per-device backend: re-test them on 2.14's `nccl2`."

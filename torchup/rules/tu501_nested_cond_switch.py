@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from torchup.analysis.context import Context
 from torchup.analysis.patterns import bind_call
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Severity
 from torchup.rules._modernise import feature, local_function, returned_call
 
@@ -96,6 +96,7 @@ def _describe(ctx: Context, node: ast.expr, what: str) -> str:
 
 
 class NestedCondSwitch(Rule):
+    change = Change.ADOPT
     code = "TU501"
     name = "nested-cond-to-switch"
     summary = "Nested `torch.cond` chains (a multi-way choice) can be one `switch` in torch 2.14 (prototype)."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchup.analysis.context import Context
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Severity
 from torchup.rules._modernise import feature, keyword, local_function
 
@@ -85,6 +85,7 @@ def _spec_text(ctx: Context, call: ast.Call) -> str:
 
 
 class DynamicSpec(Rule):
+    change = Change.ADOPT
     code = "TU502"
     name = "dynamic-spec-decorator"
     summary = "`mark_dynamic` and call-site `dynamic_shapes=` dicts: torch 2.14 has the `@dynamic_spec` decorator."

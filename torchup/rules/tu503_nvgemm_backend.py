@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchup.analysis.context import Context
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Severity
 from torchup.rules._modernise import attribute_names, feature, file_strings, keyword, local_function, string_value
 
@@ -58,6 +58,7 @@ def _inductor(ctx: Context, call: ast.Call) -> bool:
 
 
 class NvgemmBackend(Rule):
+    change = Change.ADOPT
     code = "TU503"
     name = "max-autotune-nvgemm"
     summary = "`torch.compile(mode=\"max-autotune\")`: torch 2.14 can autotune GEMMs with NVGEMM (opt-in)."

@@ -6,7 +6,7 @@ import ast
 
 from torchup.analysis.context import Context
 from torchup.analysis.patterns import bind_call
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Severity
 from torchup.rules._modernise import feature, file_strings, string_value
 
@@ -64,6 +64,7 @@ def _with_nccl2(name: str) -> str | None:
 
 
 class Nccl2Backend(Rule):
+    change = Change.ADOPT
     code = "TU504"
     name = "nccl-to-nccl2"
     summary = 'Process groups on `"nccl"`: torch 2.14 adds the opt-in `nccl2` backend.'

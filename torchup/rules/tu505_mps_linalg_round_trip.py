@@ -6,7 +6,7 @@ import ast
 
 from torchup.analysis.context import Context
 from torchup.analysis.resolver import BindingKind
-from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Severity
 from torchup.rules._modernise import attribute_names, feature, file_strings, keyword, string_value
 
@@ -92,6 +92,7 @@ def mentions_mps(ctx: Context) -> bool:
 
 
 class MpsLinalgRoundTrip(Rule):
+    change = Change.ADOPT
     code = "TU505"
     name = "mps-linalg-cpu-round-trip"
     summary = "A CPU round trip for SVD or eigh: torch 2.14 runs them natively on MPS."
