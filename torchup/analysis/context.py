@@ -6,12 +6,16 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from torchup.analysis.old_torch import parents_of, runs_only_on_old_torch
 from torchup.analysis.resolver import BindingKind, Resolver, Scope
 from torchup.core.diagnostics import Diagnostic, Fix, ImportRequest, Severity
 from torchup.core.python_target import PythonTarget, resolve_target
 from torchup.core.source import SourceFile
+
+if TYPE_CHECKING:
+    from torchup.analysis.rule import Change
 
 
 class Reporter(Protocol):
@@ -20,6 +24,8 @@ class Reporter(Protocol):
     code: str
     name: str
     severity: Severity
+    since: str | None  # the release whose change the findings report
+    change: Change  # what that release's wheel does to the old code
 
 
 @dataclass
@@ -57,6 +63,8 @@ class Context:
         use of this qualified name, one a fix of the rule renames (``Rule.renames``): without a fix,
         the mocks of that name cannot change safely either."""
         assert self.rule is not None
+        if self._runs_only_on_old_torch(node):
+            return  # already migrated: the old spelling next to the new one (torchup.analysis.old_torch)
         start, end = self.source.node_range(node)
         line, column = self.source.position(start)
         end_line, end_column = self.source.position(end)
@@ -78,8 +86,19 @@ class Context:
                 receiver_method=receiver_method,
                 patches=patches,
                 subject=subject,
+                since=self.rule.since,
+                change=self.rule.change.value,
             )
         )
+
+    @cached_property
+    def _parents(self) -> dict[int, ast.AST]:
+        return parents_of(self.tree)
+
+    def _runs_only_on_old_torch(self, node: ast.AST) -> bool:
+        assert self.rule is not None
+        raises = self.rule.change.value == "raises"
+        return runs_only_on_old_torch(node, self._parents, self.source.text, raises)
 
     # -- questions -----------------------------------------------------------------------------
     def qualified_name(self, expr: ast.AST) -> str | None:

@@ -35,6 +35,7 @@ class Change(enum.Enum):
     RAISES = "raises"  # removed, renamed, moved or rejected: the old code fails
     BEHAVES = "behaves differently"  # same code, another result, default or output
     WARNS = "warns"  # deprecated: still works, with a warning
+    MOVED = "moved"  # a new home; the old path still works, without a warning, for now
     ADOPT = "new feature"  # nothing breaks: something new worth adopting (a hint)
 
 

@@ -31,7 +31,8 @@ def check_pass(
         old_tree, new_tree = ast.parse(old_text), ast.parse(new_text)
     except (SyntaxError, ValueError, RecursionError) as exc:
         return f"the result does not parse: {exc}"
-    every = sorted([*(edit for group in fixes for edit in group), *import_edits])
+    # Fixes may share an edit (a use and its import line, rewritten once): count each edit once.
+    every = sorted({*(edit for group in fixes for edit in group), *import_edits})
     old_fixes = [_covering(group) for group in fixes if group]
     old_imports = [(edit.start, edit.end) for edit in import_edits]
 

@@ -1,0 +1,132 @@
+"""Code that only runs on an old torch: a finding there is not reported.
+
+Projects that support several releases keep the old spelling next to the new one:
+
+    try:
+        from torch.amp import GradScaler          # new torch
+    except ImportError:
+        from torch.cuda.amp import GradScaler     # old torch only
+
+    if version.parse(torch.__version__) >= version.parse("2.4"):
+        ...                                       # new torch
+    else:
+        ...                                       # old torch only
+
+Such code is already migrated: the old branch never runs on the target. Reporting it would be noise
+that a user can only silence, so it is not reported at all (the rule docs and README say so). Also
+not reported: a removed name used inside a ``try`` whose handler catches the failure (``ImportError``,
+``AttributeError``, ``Exception``), for a change that raises: that code works on both releases.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+_FALLBACK_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})
+_CATCHES_FAILURE = _FALLBACK_ERRORS | {"Exception", "BaseException", "RuntimeError"}
+# Flags projects define for the running release: `_TORCH_GREATER_EQUAL_2_4`, `TORCH_GE_1_13`, ...
+_NEW_FLAG = re.compile(r"(GREATER|_GE_|_GEQ|AT_LEAST|NEWER|_GTE)\w*\d", re.IGNORECASE)
+_OLD_FLAG = re.compile(r"(LESS|_LT_|_LTE|OLDER|BELOW|BEFORE)\w*\d", re.IGNORECASE)
+
+
+def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
+    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def runs_only_on_old_torch(node: ast.AST, parents: dict[int, ast.AST], source: str, raises: bool) -> bool:
+    """Whether ``node`` sits where only an old torch runs it (see the module docstring).
+    ``source`` is the file's text; ``raises``: the finding's change makes the old code fail."""
+    child: ast.AST = node
+    parent = parents.get(id(child))
+    while parent is not None:
+        if isinstance(parent, ast.Try | _TRY_STAR):
+            if child in parent.handlers and _is_fallback(parent, child, source):  # type: ignore[operator]
+                return True
+            if raises and child in parent.body and any(_catches_failure(h) for h in parent.handlers):
+                return True
+        if isinstance(parent, ast.If | ast.IfExp):
+            old = _old_branch(parent.test, source)
+            if old == "body" and _in_branch(child, parent.body):
+                return True
+            if old == "orelse" and _in_branch(child, parent.orelse):
+                return True
+        child, parent = parent, parents.get(id(parent))
+    return False
+
+
+_TRY_STAR = getattr(ast, "TryStar", ast.Try)
+
+
+def _in_branch(child: ast.AST, branch: list[ast.stmt] | ast.expr) -> bool:
+    return child is branch if isinstance(branch, ast.expr) else child in branch
+
+
+def _names_of(handler_type: ast.expr | None) -> set[str]:
+    if handler_type is None:
+        return {"BaseException"}
+    items = handler_type.elts if isinstance(handler_type, ast.Tuple) else [handler_type]
+    names = set()
+    for item in items:
+        if isinstance(item, ast.Name):
+            names.add(item.id)
+        elif isinstance(item, ast.Attribute):
+            names.add(item.attr)
+    return names
+
+
+def _is_fallback(statement: ast.Try, handler: ast.AST, source: str) -> bool:
+    """An ``except ImportError:`` (or AttributeError) after a ``try`` that reaches into torch."""
+    if not isinstance(handler, ast.ExceptHandler) or not _names_of(handler.type) & _FALLBACK_ERRORS:
+        return False
+    tried = "".join(ast.get_source_segment(source, stmt) or "" for stmt in statement.body)
+    return "torch" in tried
+
+
+def _catches_failure(handler: ast.ExceptHandler) -> bool:
+    return bool(_names_of(handler.type) & _CATCHES_FAILURE)
+
+
+def _old_branch(test: ast.expr, source: str) -> str | None:
+    """Which branch of ``if test`` runs only on an old torch: "body", "orelse" or None (unknown)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _old_branch(test.operand, source)
+        return {"body": "orelse", "orelse": "body"}.get(inner or "")
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" and test.args:
+        # `if hasattr(torch, "compile"):` new torch has it; the else branch is for old ones.
+        return "orelse" if "torch" in (ast.get_source_segment(source, test.args[0]) or "") else None
+    if isinstance(test, ast.Name | ast.Attribute):
+        name = test.id if isinstance(test, ast.Name) else test.attr
+        if _NEW_FLAG.search(name):
+            return "orelse"
+        if _OLD_FLAG.search(name):
+            return "body"
+        return None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left = ast.get_source_segment(source, test.left) or ""
+        right = ast.get_source_segment(source, test.comparators[0]) or ""
+        op = test.ops[0]
+        if ("version" in left.lower() and "version" not in right.lower()) or _is_version_literal(test.comparators[0]):
+            version_left = True
+        elif "version" in right.lower() or _is_version_literal(test.left):
+            version_left = False
+        else:
+            return None
+        if not ("torch" in left + right or "TORCH" in left + right):
+            return None
+        if isinstance(op, ast.Lt | ast.LtE):
+            return "body" if version_left else "orelse"
+        if isinstance(op, ast.Gt | ast.GtE):
+            return "orelse" if version_left else "body"
+    return None
+
+
+def _is_version_literal(node: ast.expr) -> bool:
+    """``"2.4"``, ``(1, 11)``, ``version.parse("2.0")``, ``Version("2.0")``."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and bool(re.fullmatch(r"\d+\.\d+(\.\d+)?\w*", node.value))
+    if isinstance(node, ast.Tuple):
+        return bool(node.elts) and all(isinstance(e, ast.Constant) and isinstance(e.value, int) for e in node.elts)
+    if isinstance(node, ast.Call) and len(node.args) == 1:
+        return _is_version_literal(node.args[0])
+    return False

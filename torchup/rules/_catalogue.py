@@ -1,0 +1,397 @@
+"""The catalogue: rules for mechanical API changes, one entry each in ``torchup/data/catalogue.toml``.
+
+An entry says which names changed, in which release, what the wheel does, and how each old use is
+rewritten; this module turns every entry into a ``Rule`` (the registry module
+``tu620_catalogue`` lists them). Changes that need judgement have hand-written rules instead.
+
+What an entry can say of an old name:
+- ``moves``: ``old = "new"``: the same object (or the same signature) under another name. Every
+  reference is rewritten; a ``from old_module import name`` line is rewritten in place when all
+  its names move to one module, and then the uses need no edit.
+- ``calls``: ``old = {params = [...], call = "new", args = "{b}, {A}"}``: a call whose arguments
+  bind to the old signature becomes ``new(args)``; ``{name}`` is the text of that argument,
+  ``{name?}`` with the text before it (``", upper={upper?}"``) is left out when the argument is
+  absent, ``{*name}`` is a star parameter's arguments joined with commas.
+- ``gone``: ``old = "what to do instead"``: reported, no automatic fix.
+- ``modules``: ``old_module = "new_module"`` (or ``""`` for none): imports of the module.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any, ClassVar
+
+from torchup.analysis.context import Context
+from torchup.analysis.patterns import Edits
+from torchup.analysis.resolver import Binding, BindingKind
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Applicability, Edit, Fix, ImportRequest, Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+_PLACEHOLDER = re.compile(r"(?P<before>[^{}]*)\{(?P<star>\*)?(?P<name>\w+)(?P<optional>\?)?\}")
+_VERBS = {
+    Change.RAISES: "is gone",
+    Change.WARNS: "is deprecated",
+    Change.MOVED: "has moved",
+    Change.BEHAVES: "behaves differently",
+    Change.ADOPT: "has a successor",
+}
+_FROM_MODULE = re.compile(r"from\s+(?P<module>[\w.]+)\s+import\b")
+
+
+@dataclass(frozen=True)
+class CallTemplate:
+    """How a call of an old function is written with the new one."""
+
+    params: tuple[str, ...]  # the old signature's parameters in order; `*name` collects the rest
+    call: str  # the new function's qualified name
+    args: str  # the new arguments, with placeholders
+    min_star: int = 0  # fewer arguments than this for the star parameter: no rewrite
+
+    @property
+    def reorders(self) -> bool:
+        """Whether the new call evaluates the arguments in another order than the old one."""
+        order = [m["name"] for m in _PLACEHOLDER.finditer(self.args)]
+        params = [p.lstrip("*") for p in self.params]
+        return order != sorted(order, key=params.index)
+
+    def render(self, arguments: dict[str, list[str]]) -> str | None:
+        """The new argument list, or None when an argument would be dropped or is missing."""
+        used: set[str] = set()
+        out = []
+        position = 0
+        for match in _PLACEHOLDER.finditer(self.args):
+            position = match.end()
+            name = match["name"]
+            used.add(name)
+            texts = arguments.get(name)
+            if match["star"]:
+                if len(texts or ()) < self.min_star:
+                    return None
+                out.append(match["before"] + ", ".join(texts or ()))
+            elif texts:
+                out.append(match["before"] + texts[0])
+            elif not match["optional"]:
+                return None
+        out.append(self.args[position:])
+        if set(arguments) - used:
+            return None  # an argument the template has no place for: not this rewrite
+        return "".join(out)
+
+    def bind(self, call: ast.Call, segment: Any) -> dict[str, list[str]] | None:
+        """Argument texts by old parameter name; None for ``*args``/``**kwargs`` or a mismatch."""
+        positional = [p for p in self.params if not p.startswith("*")]
+        star = next((p[1:] for p in self.params if p.startswith("*")), None)
+        bound: dict[str, list[str]] = {}
+        if self.reorders and not all(_is_plain(arg) for arg in [*call.args, *(k.value for k in call.keywords)]):
+            return None  # evaluated in another order: only values without side effects
+        for index, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                return None
+            if index < len(positional):
+                bound[positional[index]] = [segment(arg)]
+            elif star is not None:
+                bound.setdefault(star, []).append(segment(arg))
+            else:
+                return None
+        for keyword in call.keywords:
+            if keyword.arg is None or keyword.arg not in positional or keyword.arg in bound:
+                return None
+            bound[keyword.arg] = [segment(keyword.value)]
+        return bound
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One catalogue entry (see the module docstring)."""
+
+    code: str
+    name: str
+    since: str
+    change: Change
+    summary: str
+    what: str
+    why: str
+    fix: str
+    fix_safety: str
+    evidence: str
+    notes: str = ""
+    unsafe: bool = False
+    enabled: bool = True
+    moves: dict[str, str] = field(default_factory=dict)
+    calls: dict[str, CallTemplate] = field(default_factory=dict)
+    gone: dict[str, str] = field(default_factory=dict)
+    modules: dict[str, str] = field(default_factory=dict)
+    examples: tuple[Example, ...] = ()
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset([*self.moves, *self.calls, *self.gone])
+
+
+def _entry(raw: dict[str, Any]) -> Entry:
+    calls = {
+        old: CallTemplate(tuple(spec["params"]), spec["call"], spec["args"], spec.get("min_star", 0))
+        for old, spec in raw.get("calls", {}).items()
+    }
+    examples = tuple(
+        Example(
+            item["title"],
+            item["source"],
+            findings=item.get("findings", 1),
+            fixed=item.get("fixed"),
+            unsafe=item.get("unsafe", False),
+            executable=item.get("executable", True),
+            versions=tuple(item.get("versions", ("2.13", "2.14"))),  # type: ignore[arg-type]
+        )
+        for item in raw.get("example", ())
+    )
+    return Entry(
+        code=raw["code"],
+        name=raw["name"],
+        since=raw["since"],
+        change=Change(raw["change"]),
+        summary=raw["summary"],
+        what=raw["what"],
+        why=raw["why"],
+        fix=raw["fix"],
+        fix_safety=raw["fix_safety"],
+        evidence=raw["evidence"],
+        notes=raw.get("notes", ""),
+        unsafe=raw.get("unsafe", False),
+        enabled=raw.get("enabled", True),
+        moves=dict(raw.get("moves", {})),
+        calls=calls,
+        gone=dict(raw.get("gone", {})),
+        modules=dict(raw.get("modules", {})),
+        examples=examples,
+    )
+
+
+@cache
+def load_entries() -> tuple[Entry, ...]:
+    text = resources.files("torchup.data").joinpath("catalogue.toml").read_text(encoding="utf-8")
+    return tuple(_entry(raw) for raw in tomllib.loads(text)["entry"])
+
+
+class CatalogueRule(Rule):
+    """A rule made from one catalogue entry."""
+
+    entry: ClassVar[Entry]
+
+    def check(self, ctx: Context) -> None:
+        entry = self.entry
+        import_fixes: dict[int, Fix | None] = {}  # by id() of the import statement
+        for binding in _from_import_bindings(ctx, entry):
+            fix = import_fixes.setdefault(id(binding.statement), self._import_fix(ctx, binding))
+            old = binding.target or ""
+            ctx.report(binding.node, self._message(old, "imported"), fix=fix, help=self._help(old))
+        for node, qualname, call in ctx.references_to(entry.names):
+            fix = self._reference_fix(ctx, node, qualname, call, import_fixes)
+            ctx.report(node, self._message(qualname, "used"), fix=fix, help=self._help(qualname))
+        for alias, module in _module_imports(ctx, entry):
+            new = entry.modules[module]
+            advice = f"; use `{new}`" if new else ""
+            ctx.report(alias, f"`{module}` (imported) {_VERBS[entry.change]}{advice}")
+
+    # -- messages ----------------------------------------------------------------------------------
+    def _message(self, old: str, how: str) -> str:
+        """What happened to ``old`` and what to use; the engine adds the release and what the wheel does."""
+        entry = self.entry
+        verb = _VERBS[entry.change]
+        new = entry.moves.get(old) or (entry.calls[old].call if old in entry.calls else None)
+        advice = f"use `{new}`" if new else entry.gone.get(old, "")
+        return f"`{old}` ({how}) {verb}" + (f"; {advice}" if advice else "")
+
+    def _help(self, old: str) -> str | None:
+        entry = self.entry
+        new = entry.moves.get(old) or (entry.calls[old].call if old in entry.calls else None)
+        return f"use `{new}`" if new else entry.gone.get(old)
+
+    @property
+    def _applicability(self) -> Applicability:
+        return Applicability.UNSAFE if self.entry.unsafe else Applicability.SAFE
+
+    # -- fixes -------------------------------------------------------------------------------------
+    def _import_fix(self, ctx: Context, binding: Binding) -> Fix | None:
+        """``from old.module import a, b`` -> ``from new.module import a, b``, when every name the line
+        imports moves to the same module (a renamed name keeps its local name with ``as``)."""
+        statement = binding.statement
+        if not isinstance(statement, ast.ImportFrom) or statement.level or statement.module is None:
+            return None
+        targets = [f"{statement.module}.{alias.name}" for alias in statement.names]
+        if any(target not in self.entry.moves for target in targets):
+            return None
+        new_modules = {self.entry.moves[target].rpartition(".")[0] for target in targets}
+        if len(new_modules) != 1:
+            return None
+        start, end = ctx.source.node_range(statement)
+        found = _FROM_MODULE.match(ctx.source.text, start, end)
+        if found is None or found["module"] != statement.module:
+            return None
+        new_module = new_modules.pop()
+        edits = [Edit(found.start("module"), found.end("module"), new_module)]
+        for alias, target in zip(statement.names, targets, strict=True):
+            new_name = self.entry.moves[target].rpartition(".")[2]
+            if new_name != alias.name:
+                alias_start, _ = ctx.source.node_range(alias)
+                if ctx.source.text[alias_start : alias_start + len(alias.name)] != alias.name:
+                    return None
+                keep_local = "" if alias.asname else f" as {alias.name}"
+                edits.append(Edit(alias_start, alias_start + len(alias.name), new_name + keep_local))
+        return Fix(f"import from `{new_module}`", self._applicability, tuple(edits))
+
+    def _reference_fix(
+        self, ctx: Context, node: ast.expr, qualname: str, call: ast.Call | None, import_fixes: dict[int, Fix | None]
+    ) -> Fix | None:
+        entry = self.entry
+        if isinstance(node, ast.Name):
+            # A name a `from` import binds changes with that import (the same fix: applied once).
+            for binding in ctx.resolver.lookup_name(node).bindings:
+                if binding.kind is BindingKind.FROM_IMPORT and id(binding.statement) in import_fixes:
+                    fix = import_fixes[id(binding.statement)]
+                    if fix is not None and qualname in entry.moves:
+                        return fix
+        if qualname in entry.calls:
+            return self._call_fix(ctx, node, qualname, call)
+        if qualname not in entry.moves or not isinstance(node, ast.Attribute):
+            return None
+        reference = _reference(ctx, entry.moves[qualname], node, qualname)
+        if reference is None:
+            return None
+        text, imports = reference
+        return Fix(
+            f"use `{text}`", self._applicability, (Edits(ctx.source).replace(node, text),), imports,
+            _base_names(node), replaces=qualname,
+        )
+
+    def _call_fix(self, ctx: Context, node: ast.expr, qualname: str, call: ast.Call | None) -> Fix | None:
+        template = self.entry.calls[qualname]
+        if call is None or not isinstance(node, ast.Attribute | ast.Name):
+            return None
+        arguments = template.bind(call, ctx.segment)
+        rendered = None if arguments is None else template.render(arguments)
+        reference = _reference(ctx, template.call, node, qualname)
+        if rendered is None or reference is None:
+            return None
+        text, imports = reference
+        edit = Edits(ctx.source).replace(call, f"{text}({rendered})")
+        return Fix(f"use `{text}`", self._applicability, (edit,), imports, _base_names(node), replaces=qualname)
+
+
+def _reference(ctx: Context, qualname: str, at: ast.expr, old: str) -> tuple[str, tuple[ImportRequest, ...]] | None:
+    """Text naming ``qualname`` where ``at`` names ``old``: ``pytree.new`` for ``pytree.old`` of the
+    same module; else through its module (``torch`` is imported in most files), else the name
+    imported on its own."""
+    module, _, name = qualname.rpartition(".")
+    if isinstance(at, ast.Attribute) and old.rpartition(".")[0] == module:
+        return f"{ctx.segment(at.value)}.{name}", ()
+    found = ctx.module_reference(module, at)
+    if found is not None:
+        return f"{found[0]}.{name}", found[1]
+    return ctx.symbol_reference(qualname, at)
+
+
+def _is_plain(node: ast.expr) -> bool:
+    """A name, constant, attribute or subscript of such: evaluating it has no side effect to reorder."""
+    if isinstance(node, ast.Name | ast.Constant):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _is_plain(node.value)
+    if isinstance(node, ast.Subscript):
+        return _is_plain(node.value) and _is_plain(node.slice)
+    if isinstance(node, ast.UnaryOp):
+        return _is_plain(node.operand)
+    return False
+
+
+def _base_names(node: ast.expr) -> tuple[int, ...]:
+    """The leftmost name of ``a.b.c`` (by id): the fix stops using it there."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return (id(node),) if isinstance(node, ast.Name) else ()
+
+
+def _from_import_bindings(ctx: Context, entry: Entry) -> list[Binding]:
+    """``from module import name`` bindings of a catalogued name that run (not typing-only)."""
+    names = entry.names
+    found = [
+        b for b in ctx.resolver.import_bindings
+        if b.kind is BindingKind.FROM_IMPORT and b.target in names and not b.typing_only
+    ]
+    return sorted(found, key=lambda b: (b.node.lineno, b.node.col_offset))  # type: ignore[attr-defined]
+
+
+def _module_imports(ctx: Context, entry: Entry) -> list[tuple[ast.alias, str]]:
+    """Imports of a catalogued module: ``import m``, ``import m.sub``, ``from m import x``,
+    ``from parent import m``."""
+    if not entry.modules:
+        return []
+    found: list[tuple[ast.alias, str]] = []
+    for binding in ctx.resolver.import_bindings:
+        statement, alias = binding.statement, binding.node
+        if binding.typing_only or not isinstance(alias, ast.alias):
+            continue
+        if isinstance(statement, ast.Import):
+            spelled = alias.name
+        elif isinstance(statement, ast.ImportFrom) and not statement.level and statement.module:
+            spelled = f"{statement.module}.{alias.name}"
+            if f"{statement.module}.{alias.name}" in entry.names:
+                continue  # reported as a name
+        else:
+            continue
+        module = next((m for m in entry.modules if spelled == m or spelled.startswith(m + ".")), None)
+        if module is not None:
+            found.append((alias, module))
+    return sorted(found, key=lambda item: (item[0].lineno, item[0].col_offset))
+
+
+def _words(entry: Entry) -> LooksFor:
+    modules = tuple(m.rpartition(".")[2] for m in entry.modules)
+    return LooksFor(names=tuple(sorted(entry.names)), words=modules)
+
+
+def build_rules() -> tuple[Rule, ...]:
+    """One rule class per entry, made as a rule author would write it by hand."""
+    rules = []
+    for entry in load_entries():
+        fixable = bool(entry.moves or entry.calls)
+        availability = (
+            FixAvailability.NONE if not fixable
+            else FixAvailability.UNSAFE if entry.unsafe
+            else FixAvailability.SAFE if not entry.gone and not entry.modules else FixAvailability.SOMETIMES
+        )
+        namespace = {
+            "code": entry.code,
+            "name": entry.name,
+            "summary": entry.summary,
+            "since": entry.since,
+            "change": entry.change,
+            "enabled_by_default": entry.enabled,
+            "severity": Severity.WARNING if entry.change is Change.WARNS else Severity.ERROR,
+            "fix_availability": availability,
+            "looks_for": _words(entry),
+            "renames": dict(sorted({**entry.moves, **{old: t.call for old, t in entry.calls.items()}}.items())),
+            "docs": RuleDocs(
+                what=entry.what,
+                why=f"{entry.why}\n\nEvidence: {entry.evidence}",
+                fix=entry.fix,
+                fix_safety=entry.fix_safety,
+                wheels_vs_notes=entry.notes,
+            ),
+            "examples": entry.examples,
+            "entry": entry,
+            "__module__": __name__,
+        }
+        cls = type(f"Catalogue{entry.code}", (CatalogueRule,), namespace)
+        rules.append(cls())
+    return tuple(rules)
