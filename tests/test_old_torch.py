@@ -74,6 +74,19 @@ def codes(source: str, select: str = "TU62") -> list[tuple[int, str]]:
         import torch
         w = torch.chain_matmul(a, b) if torch.__version__ < "1.9" else torch.linalg.multi_dot([a, b])
         """,
+        # a helper named for the comparison (kornia), and a flag
+        """
+        import torch
+        if torch_version_geq(1, 13):
+            w = torch.linalg.lu_factor(A)
+        else:
+            w = torch.lu(A)
+        """,
+        """
+        import torch
+        if TORCH_VERSION < (1, 9):
+            w = torch.chain_matmul(a, b)
+        """,
     ],
 )
 def test_old_torch_only_code_is_not_reported(source: str) -> None:
@@ -112,6 +125,27 @@ def test_old_torch_only_code_is_not_reported(source: str) -> None:
             w = torch.chain_matmul(a, b)
             """,
             [(3, "TU624"), (4, "TU624")],
+        ),
+        # a handler for something else than an import of torch: not a fallback (Megatron unpickling)
+        (
+            """
+            import torch
+            try:
+                state = torch.load(path)
+            except ModuleNotFoundError:
+                import functorch
+                state = functorch.vmap(f)
+            """,
+            [(6, "TU620")],
+        ),
+        # a comparison of another version (fairseq's own state-dict version)
+        (
+            """
+            import torch
+            if utils.item(state.get("decoder.version", torch.Tensor([1]))[0]) < 2:
+                w = torch.chain_matmul(a, b)
+            """,
+            [(3, "TU624")],
         ),
         # a version test of something else than torch says nothing
         (

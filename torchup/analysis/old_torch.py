@@ -23,11 +23,17 @@ from __future__ import annotations
 import ast
 import re
 
+_TORCH_PACKAGES = frozenset({"torch", "functorch", "torchvision", "torchaudio"})
 _FALLBACK_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})
 _CATCHES_FAILURE = _FALLBACK_ERRORS | {"Exception", "BaseException", "RuntimeError"}
 # Flags projects define for the running release: `_TORCH_GREATER_EQUAL_2_4`, `TORCH_GE_1_13`, ...
-_NEW_FLAG = re.compile(r"(GREATER|_GE_|_GEQ|AT_LEAST|NEWER|_GTE)\w*\d", re.IGNORECASE)
-_OLD_FLAG = re.compile(r"(LESS|_LT_|_LTE|OLDER|BELOW|BEFORE)\w*\d", re.IGNORECASE)
+# and helpers that compare it: `torch_version_geq(1, 13)`, `is_torch_greater_or_equal("2.4")`.
+_NEW_FLAG = re.compile(r"torch\w*(GREATER|_GE\b|_GE_|GEQ|AT_LEAST|NEWER|_GTE)", re.IGNORECASE)
+_OLD_FLAG = re.compile(r"torch\w*(LESS|_LT\b|_LT_|_LTE|OLDER|BELOW|BEFORE)", re.IGNORECASE)
+# What spells torch's own version: `torch.__version__`, `TORCH_VERSION`, `version("torch")`, ...
+_TORCH_VERSION = re.compile(
+    r"torch\.__version__|torch\.version|torch_version|version\(\s*['\"]torch['\"]", re.IGNORECASE
+)
 
 
 def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
@@ -76,11 +82,28 @@ def _names_of(handler_type: ast.expr | None) -> set[str]:
 
 
 def _is_fallback(statement: ast.Try, handler: ast.AST, source: str) -> bool:
-    """An ``except ImportError:`` (or AttributeError) after a ``try`` that reaches into torch."""
-    if not isinstance(handler, ast.ExceptHandler) or not _names_of(handler.type) & _FALLBACK_ERRORS:
+    """An ``except ImportError:`` after a ``try`` that imports from torch, or an ``except
+    AttributeError:`` after a ``try`` that only names torch attributes (``x = torch.amp.autocast``).
+    A handler after other code (``torch.load`` of an old pickle) is no such fallback."""
+    if not isinstance(handler, ast.ExceptHandler):
         return False
-    tried = "".join(ast.get_source_segment(source, stmt) or "" for stmt in statement.body)
-    return "torch" in tried
+    caught = _names_of(handler.type)
+    if caught & {"ImportError", "ModuleNotFoundError"} and any(_imports_torch(stmt) for stmt in statement.body):
+        return True
+    return "AttributeError" in caught and all(_names_torch_attribute(stmt, source) for stmt in statement.body)
+
+
+def _imports_torch(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Import):
+        return any(alias.name.split(".")[0] in _TORCH_PACKAGES for alias in statement.names)
+    if isinstance(statement, ast.ImportFrom):
+        return not statement.level and (statement.module or "").split(".")[0] in _TORCH_PACKAGES
+    return False
+
+
+def _names_torch_attribute(statement: ast.stmt, source: str) -> bool:
+    value = statement.value if isinstance(statement, ast.Assign | ast.Expr) else None
+    return isinstance(value, ast.Attribute) and (ast.get_source_segment(source, value) or "").startswith("torch.")
 
 
 def _catches_failure(handler: ast.ExceptHandler) -> bool:
@@ -95,6 +118,8 @@ def _old_branch(test: ast.expr, source: str) -> str | None:
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" and test.args:
         # `if hasattr(torch, "compile"):` new torch has it; the else branch is for old ones.
         return "orelse" if "torch" in (ast.get_source_segment(source, test.args[0]) or "") else None
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name | ast.Attribute):
+        test = test.func  # `torch_version_geq(1, 13)`: the helper's name says which way
     if isinstance(test, ast.Name | ast.Attribute):
         name = test.id if isinstance(test, ast.Name) else test.attr
         if _NEW_FLAG.search(name):
@@ -105,28 +130,15 @@ def _old_branch(test: ast.expr, source: str) -> str | None:
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         left = ast.get_source_segment(source, test.left) or ""
         right = ast.get_source_segment(source, test.comparators[0]) or ""
-        op = test.ops[0]
-        if ("version" in left.lower() and "version" not in right.lower()) or _is_version_literal(test.comparators[0]):
+        if _TORCH_VERSION.search(left) and not _TORCH_VERSION.search(right):
             version_left = True
-        elif "version" in right.lower() or _is_version_literal(test.left):
+        elif _TORCH_VERSION.search(right) and not _TORCH_VERSION.search(left):
             version_left = False
         else:
             return None
-        if not ("torch" in left + right or "TORCH" in left + right):
-            return None
+        op = test.ops[0]
         if isinstance(op, ast.Lt | ast.LtE):
             return "body" if version_left else "orelse"
         if isinstance(op, ast.Gt | ast.GtE):
             return "orelse" if version_left else "body"
     return None
-
-
-def _is_version_literal(node: ast.expr) -> bool:
-    """``"2.4"``, ``(1, 11)``, ``version.parse("2.0")``, ``Version("2.0")``."""
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, str) and bool(re.fullmatch(r"\d+\.\d+(\.\d+)?\w*", node.value))
-    if isinstance(node, ast.Tuple):
-        return bool(node.elts) and all(isinstance(e, ast.Constant) and isinstance(e.value, int) for e in node.elts)
-    if isinstance(node, ast.Call) and len(node.args) == 1:
-        return _is_version_literal(node.args[0])
-    return False
