@@ -200,8 +200,9 @@ class CatalogueRule(Rule):
             ctx.report(node, self._message(qualname, "used"), fix=fix, help=self._help(qualname))
         for alias, module in _module_imports(ctx, entry):
             new = entry.modules[module]
-            advice = f"; use `{new}`" if new else ""
-            ctx.report(alias, f"`{module}` (imported) {_VERBS[entry.change]}{advice}")
+            # A module with no new home is gone, whatever the entry's other names do.
+            what = f"{_VERBS[entry.change]}; use `{new}`" if new else "is gone (ModuleNotFoundError)"
+            ctx.report(alias, f"`{module}` (imported) {what}")
 
     # -- messages ----------------------------------------------------------------------------------
     def _message(self, old: str, how: str) -> str:
@@ -356,7 +357,10 @@ def _module_imports(ctx: Context, entry: Entry) -> list[tuple[ast.alias, str]]:
 
 
 def _words(entry: Entry) -> LooksFor:
-    modules = tuple(m.rpartition(".")[2] for m in entry.modules)
+    # An import of a module spells each part of its path: a private part (`_six`, `_tensor`) is
+    # the rarest word to look for, else the last one.
+    modules = tuple(sorted({next((part for part in m.split(".") if part.startswith("_")), m.rpartition(".")[2])
+                            for m in entry.modules}))
     return LooksFor(names=tuple(sorted(entry.names)), words=modules)
 
 
