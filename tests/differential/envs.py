@@ -14,7 +14,37 @@ import zipfile
 from pathlib import Path
 
 ENV_ROOT = Path(os.environ.get("TORCHUP_TORCH_ENVS", Path.home() / ".cache" / "torchup" / "envs"))
+# The two releases CI installs (2.13.0 as the CPU wheel on the machine's disk); any other release is
+# installed only by the maintainer command, tools/run_examples.py.
 TORCH_VERSIONS = ("2.13.0", "2.14.1")
+
+# The release an example names (``Example.versions``: a minor, "2.5") -> the newest patch of it,
+# the one the harness installs.
+NEWEST_PATCH = {
+    "2.0": "2.0.1", "2.1": "2.1.2", "2.2": "2.2.2", "2.3": "2.3.1", "2.4": "2.4.1", "2.5": "2.5.1",
+    "2.6": "2.6.0", "2.7": "2.7.1", "2.8": "2.8.0", "2.9": "2.9.1", "2.10": "2.10.0", "2.11": "2.11.0",
+    "2.12": "2.12.1", "2.13": "2.13.0", "2.14": "2.14.1", "2.15": "2.15.0",
+}
+# Releases above the cap of the machine's pip configuration: installed without it (from the index).
+UNCAPPED = frozenset({"2.15.0"})
+
+
+def release(version: str) -> str:
+    """``"2.5"`` -> ``"2.5.1"``; a full version (``"2.5.0"``) stays as it is."""
+    if version.count(".") >= 2:
+        return version
+    if version not in NEWEST_PATCH:
+        raise KeyError(f"torch {version}: no newest patch known (add it to NEWEST_PATCH in {__file__})")
+    return NEWEST_PATCH[version]
+
+
+def env_path(version: str) -> Path:
+    return ENV_ROOT / f"torch-{version}"
+
+
+def env_ready(version: str) -> bool:
+    env = env_path(version)
+    return (env / ".torchup-ready").exists() and (env / "bin" / "python").exists()
 
 
 def base_python() -> str:
@@ -28,16 +58,24 @@ def base_python() -> str:
 
 
 def ensure_env(version: str) -> Path:
-    env = ENV_ROOT / f"torch-{version}"
+    """The interpreter of a venv with torch ``version`` (a full version), made if missing.
+
+    CI's two releases get numpy beside torch, as they always had; other releases get torch alone
+    (all probe.py imports): the numpy 2 pip would pick does not work with releases built against
+    numpy 1 (2.0 to 2.2).
+    """
+    env = env_path(version)
     python = env / "bin" / "python"
     ready = env / ".torchup-ready"
-    if ready.exists() and python.exists():
+    if env_ready(version):
         return python
     ENV_ROOT.mkdir(parents=True, exist_ok=True)
     subprocess.run([base_python(), "-m", "venv", "--clear", str(env)], check=True)
+    packages = [f"torch=={version}", *(["numpy"] if version in TORCH_VERSIONS else [])]
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"torch=={version}", "numpy"],
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *packages],
         check=True,
+        env={**os.environ, "PIP_CONFIG_FILE": os.devnull} if version in UNCAPPED else None,
     )
     installed = subprocess.run(
         [str(python), "-c", "import torch; print(torch.__version__)"], check=True, capture_output=True, text=True
