@@ -1,0 +1,367 @@
+"""TU605, TU607-TU610: deprecations on the way from torch 2.0 (set_default_tensor_type, weight_norm,
+assert_allclose, the LR schedulers' verbose, the upsample functions): import forms, look-alikes,
+tricky calls, and what the wheels say.
+
+Each fix goes through the engine (``helpers.fix``: the result parses and a second pass changes
+nothing). The facts the rules keep as constants are checked against the wheels where they are
+in the cache (skipped otherwise), and TU608's unsafe case is run to show the difference it warns of.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from differential.envs import ensure_env
+from helpers import check, fix
+from torchup.analysis.rule import Change
+from torchup.core.diagnostics import Applicability
+from torchup.rules import rule_by_code
+from torchup.rules.tu609_lr_scheduler_verbose import VERBOSE_POSITION
+
+WHEELS = Path.home() / ".cache" / "torchup" / "wheels"
+PROBE = Path(__file__).parent / "differential" / "probe.py"
+
+
+def found(code: str, source: str, prefilter: bool = True) -> list[tuple[int, Applicability | None]]:
+    """(line, fix applicability) of each finding of ``code``."""
+    return [
+        (d.line, d.fix.applicability if d.fix else None)
+        for d in check(source, select=[code], prefilter=prefilter)
+        if d.code == code
+    ]
+
+
+def fixed(code: str, source: str, unsafe: bool = False) -> str:
+    return fix(textwrap.dedent(source), unsafe=unsafe, select=[code])
+
+
+def wheel(version: str) -> Path:
+    matches = sorted(WHEELS.glob(f"torch-{version}-*.whl"))
+    if not matches:
+        pytest.skip(f"torch {version} wheel not in {WHEELS}")
+    return matches[0]
+
+
+def wheel_source(version: str, path: str) -> str:
+    with zipfile.ZipFile(wheel(version)) as archive:
+        return archive.read(path).decode()
+
+
+# -- the rules' identity ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "since", "change"),
+    [
+        ("TU605", "2.1", Change.WARNS),
+        ("TU607", "2.1", Change.WARNS),
+        ("TU608", "1.12", Change.WARNS),
+        ("TU609", "2.7", Change.RAISES),
+        ("TU610", "1.0", Change.WARNS),
+    ],
+)
+def test_release_and_change(code: str, since: str, change: Change) -> None:
+    rule = rule_by_code(code)
+    assert rule is not None and rule.since == since and rule.change is change
+
+
+# -- TU605 set_default_tensor_type ----------------------------------------------------------------------
+
+
+def test_tu605_alias_keyword_and_string() -> None:
+    source = """
+        import torch as th
+        from torch import set_default_tensor_type as sdt
+        sdt("torch.DoubleTensor")
+        th.set_default_tensor_type(t=th.HalfTensor)
+        """
+    assert [a for _, a in found("TU605", source)] == [Applicability.SAFE, Applicability.SAFE]
+    assert fixed("TU605", source) == textwrap.dedent("""
+        import torch as th
+        th.set_default_dtype(th.float64)
+        th.set_default_dtype(th.float16)
+        """)
+
+
+def test_tu605_no_fix_where_unreadable_or_not_a_statement() -> None:
+    source = """
+        import functools
+        import torch
+        setter = functools.partial(torch.set_default_tensor_type, torch.DoubleTensor)
+        torch.set_default_tensor_type(torch.BFloat16Tensor)
+        if torch.cuda.is_available(): torch.set_default_tensor_type(torch.cuda.FloatTensor)
+        """
+    assert [a for _, a in found("TU605", source)] == [None, None, None]
+
+
+def test_tu605_cpu_fix_is_unsafe_next_to_a_device() -> None:
+    """set_default_tensor_type(torch.FloatTensor) also moved the default back to the CPU."""
+    source = """
+        import torch
+        torch.set_default_device("cuda")
+        torch.set_default_tensor_type(torch.FloatTensor)
+        """
+    assert [a for _, a in found("TU605", source)] == [Applicability.UNSAFE]
+    assert fixed("TU605", source) == textwrap.dedent(source)
+
+
+def test_tu605_cuda_type_in_a_function_and_a_string() -> None:
+    source = """
+        import torch
+
+        def setup():
+            torch.set_default_tensor_type('torch.cuda.DoubleTensor')
+            return torch.zeros(1)
+        """
+    assert fixed("TU605", source, unsafe=True) == textwrap.dedent("""
+        import torch
+
+        def setup():
+            torch.set_default_dtype(torch.float64)
+            torch.set_default_device("cuda")
+            return torch.zeros(1)
+        """)
+
+
+def test_tu605_mapping_against_both_releases() -> None:
+    """The state after each fixed CPU call equals the state after the original, under 2.13 and 2.14."""
+    program = textwrap.dedent("""
+        import json, warnings
+        import torch
+        warnings.simplefilter("ignore")
+        def state():
+            return [str(torch.get_default_dtype()), str(torch.zeros(2).dtype), str(torch.tensor([1.0]).dtype),
+                    str(torch.tensor([1j]).dtype), torch.Tensor(2).type(), str(torch.get_default_device())]
+        out = {}
+        for old, new in (("torch.DoubleTensor", torch.float64), ("torch.HalfTensor", torch.float16),
+                         ("torch.FloatTensor", torch.float32)):
+            torch.set_default_tensor_type(old)
+            before = state()
+            torch.set_default_tensor_type(torch.FloatTensor)
+            torch.set_default_dtype(new)
+            out[old] = [before, state()]
+            torch.set_default_dtype(torch.float32)
+        print(json.dumps(out))
+        """)
+    for version in ("2.13.0", "2.14.1"):
+        completed = subprocess.run([str(ensure_env(version)), "-c", program], capture_output=True, text=True,
+                                   check=True, timeout=300)
+        for old, (before, after) in json.loads(completed.stdout).items():
+            assert before == after, (version, old)
+
+
+# -- TU607 weight_norm ---------------------------------------------------------------------------------
+
+
+def test_tu607_module_path_and_keyword_name() -> None:
+    source = """
+        import torch
+        from torch.nn.utils.weight_norm import weight_norm, remove_weight_norm
+        m = weight_norm(torch.nn.Linear(2, 2), "weight", 0)
+        remove_weight_norm(m, name="weight")
+        """
+    assert [a for _, a in found("TU607", source)] == [Applicability.UNSAFE, Applicability.UNSAFE]
+    assert fixed("TU607", source) == textwrap.dedent(source)  # unsafe: not without the flag
+    assert fixed("TU607", source, unsafe=True) == textwrap.dedent("""
+        import torch
+        m = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(2, 2), "weight", 0)
+        torch.nn.utils.parametrize.remove_parametrizations(m, tensor_name="weight")
+        """)
+
+
+def test_tu607_references_and_look_alikes() -> None:
+    source = """
+        import functools
+        import torch
+        from torch.nn.utils import parametrizations
+
+        def weight_norm(x):
+            return x
+
+        apply = functools.partial(torch.nn.utils.weight_norm, dim=None)
+        a = weight_norm(1)
+        b = parametrizations.weight_norm(torch.nn.Linear(2, 2))
+        c = "torch.nn.utils.weight_norm(m)"
+        d = torch.nn.utils.spectral_norm(torch.nn.Linear(2, 2))
+        """
+    assert found("TU607", source) == [(9, None)]
+
+
+# -- TU608 assert_allclose -------------------------------------------------------------------------------
+
+
+def test_tu608_positional_message_and_non_tensors() -> None:
+    source = """
+        import torch
+        def check(actual, expected, why):
+            torch.testing.assert_allclose(actual, expected, 1e-3, 1e-5, False, why)
+        """
+    assert [a for _, a in found("TU608", source)] == [Applicability.UNSAFE]  # inputs of unknown type
+    assert fixed("TU608", source, unsafe=True) == textwrap.dedent("""
+        import torch
+        def check(actual, expected, why):
+            torch.testing.assert_close(actual, expected, rtol=1e-3, atol=1e-5, equal_nan=False, msg=why or None, check_dtype=False)
+        """)
+
+
+def test_tu608_safe_only_with_a_number_and_tensors() -> None:
+    source = """
+        import torch
+        x = torch.ones(3)
+        tol = 1e-4
+        torch.testing.assert_allclose(x, x, rtol=tol, atol=tol)
+        torch.testing.assert_allclose(x, [1.0, 1.0, 1.0], rtol=1e-4, atol=1e-5)
+        torch.testing.assert_allclose(x, x, rtol=None, atol=1e-5)
+        torch.testing.assert_allclose(x, x, msg=f"x={x}", atol=0, rtol=0)
+        torch.testing.assert_allclose(*[x, x])
+        """
+    assert [a for _, a in found("TU608", source)] == [
+        Applicability.UNSAFE, Applicability.UNSAFE, Applicability.SAFE, Applicability.SAFE, None,
+    ]
+    assert 'msg=f"x={x}", atol=0, rtol=0, equal_nan=True, check_dtype=False)' in fixed("TU608", source)
+
+
+def test_tu608_look_alikes() -> None:
+    source = """
+        import numpy as np
+        from numpy.testing import assert_allclose
+        import torch
+        assert_allclose(np.ones(2), np.ones(2))
+        np.testing.assert_allclose(np.ones(2), np.ones(2))
+        torch.testing.assert_close(torch.ones(2), torch.ones(2))
+        """
+    assert found("TU608", source) == []
+
+
+@pytest.mark.differential
+def test_tu608_unsafe_fix_changes_the_verdict_on_complex_input() -> None:
+    """Why the fix without tolerances is unsafe: assert_allclose's complex tolerance is 0, assert_close's is not."""
+    original = "import torch\nM = torch.as_tensor(A)\ntorch.testing.assert_allclose(M, M + 1e-7)\n"
+    rewritten = fixed("TU608", original, unsafe=True)
+    assert "assert_close(M, M + 1e-7, equal_nan=True, check_dtype=False)" in rewritten
+
+    def run(version: str, source: str) -> dict[str, str]:
+        completed = subprocess.run([str(ensure_env(version)), str(PROBE)], input=json.dumps({"cases": {"c": source}}),
+                                   capture_output=True, text=True, check=True, timeout=300)
+        results = json.loads(completed.stdout)["results"]["c"]
+        return {variant: "ok" if r["ok"] else r["error"] for variant, r in results.items()}
+
+    before, after = run("2.13.0", original), run("2.14.1", rewritten)
+    assert before["complex128"] == "AssertionError" and after["complex128"] == "ok"
+    assert before["float64"] == after["float64"] == "ok"
+
+
+# -- TU609 LR schedulers' verbose ------------------------------------------------------------------------
+
+
+def test_tu609_positions_match_the_last_wheel_with_verbose() -> None:
+    """VERBOSE_POSITION is what the 2.6.0 wheel's `__all__` classes take; 2.7.0 takes it nowhere."""
+    tree = ast.parse(wheel_source("2.6.0", "torch/optim/lr_scheduler.py"))
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    exported = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "__all__")
+    positions = {}
+    for name in [element.value for element in exported.value.elts]:  # type: ignore[attr-defined]
+        init = next((f for f in classes[name].body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+        parameters = [a.arg for a in init.args.args][1:] if init else []
+        if "verbose" in parameters:
+            assert parameters[-1] == "verbose"
+            positions[name] = parameters.index("verbose")
+    assert positions == {k: v for k, v in VERBOSE_POSITION.items() if k != "_LRScheduler"}
+    assert "verbose" not in wheel_source("2.7.0", "torch/optim/lr_scheduler.py")
+
+
+def test_tu609_expression_spread_and_super_forms() -> None:
+    source = """
+        import torch
+        from torch.optim import lr_scheduler as ls
+
+        class Sched(ls.StepLR):
+            def __init__(self, optimizer, quiet):
+                super(Sched, self).__init__(optimizer, 10, verbose=not quiet)
+
+        class Other:
+            def __init__(self, verbose):
+                super().__init__(verbose)
+
+        def build(opt, args):
+            a = ls.OneCycleLR(opt, max_lr=1.0, total_steps=10, verbose=args.verbose)
+            b = ls.ExponentialLR(opt, 0.9, **{"verbose": False})
+            c = ls.ChainedScheduler([a])
+            return a, b, c
+        """
+    assert found("TU609", source) == [(7, Applicability.UNSAFE), (14, Applicability.UNSAFE), (15, None)]
+    assert found("TU609", source, prefilter=False) == found("TU609", source)
+    assert "super(Sched, self).__init__(optimizer, 10)" in fixed("TU609", source, unsafe=True)
+
+
+def test_tu609_keyword_false_is_safe_and_multiline() -> None:
+    """The argument goes; its comment stays (Edits.remove_argument keeps every comment)."""
+    source = """
+        import torch
+        def build(opt):
+            return torch.optim.lr_scheduler.ReduceLROnPlateau(
+                opt,
+                mode="max",
+                verbose=False,  # quiet
+            )
+        """
+    assert fixed("TU609", source) == textwrap.dedent("""
+        import torch
+        def build(opt):
+            return torch.optim.lr_scheduler.ReduceLROnPlateau(
+                opt,
+                mode="max",
+                # quiet
+            )
+        """)
+
+
+# -- TU610 upsample --------------------------------------------------------------------------------------
+
+
+def test_tu610_references_quantized_and_repeated_keyword() -> None:
+    source = """
+        import functools
+        import torch.nn.functional as F
+        from torch.ao.nn.quantized import functional as qF
+        up = functools.partial(F.upsample, scale_factor=2)
+        near = functools.partial(F.upsample_nearest, scale_factor=2)
+        def go(q, x):
+            a = qF.upsample_bilinear(q, scale_factor=2)
+            b = F.upsample_nearest(x, 2, mode="nearest")
+            return a, b
+        """
+    assert [a for _, a in found("TU610", source)] == [Applicability.SAFE, None, Applicability.SAFE, None]
+    result = fixed("TU610", source)
+    assert "functools.partial(F.interpolate, scale_factor=2)" in result
+    assert 'qF.interpolate(q, scale_factor=2, mode="bilinear", align_corners=True)' in result
+
+
+def test_tu610_mock_of_upsample_follows() -> None:
+    source = """
+        from unittest import mock
+        import torch.nn.functional as F
+
+        @mock.patch("torch.nn.functional.upsample")
+        def test(patched):
+            F.upsample(None, 2)
+        """
+    result = fixed("TU610", source)
+    assert 'mock.patch("torch.nn.functional.interpolate")' in result and "F.interpolate(None, 2)" in result
+
+
+def test_tu610_wrapper_bodies_in_the_wheels() -> None:
+    """The fix is the wrappers' own body, in the oldest and newest wheels of the range."""
+    for version in ("2.0.1", "2.15.0"):
+        text = wheel_source(version, "torch/nn/functional.py")
+        assert "return interpolate(input, size, scale_factor, mode, align_corners)" in text
+        assert 'return interpolate(input, size, scale_factor, mode="nearest")' in text.replace("'", '"')
+        assert 'return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)' in \
+            text.replace("'", '"')
