@@ -167,7 +167,7 @@ def test_tu607_module_path_and_keyword_name() -> None:
         m = weight_norm(torch.nn.Linear(2, 2), "weight", 0)
         remove_weight_norm(m, name="weight")
         """
-    assert [a for _, a in found("TU607", source)] == [Applicability.UNSAFE, Applicability.UNSAFE]
+    assert [a for _, a in found("TU607", source)] == [None, None, Applicability.UNSAFE, Applicability.UNSAFE]
     assert fixed("TU607", source) == textwrap.dedent(source)  # unsafe: not without the flag
     assert fixed("TU607", source, unsafe=True) == textwrap.dedent("""
         import torch

@@ -90,7 +90,7 @@ def _is_fallback(statement: ast.Try, handler: ast.AST, source: str) -> bool:
     caught = _names_of(handler.type)
     if caught & {"ImportError", "ModuleNotFoundError"} and any(_imports_torch(stmt) for stmt in statement.body):
         return True
-    return "AttributeError" in caught and all(_names_torch_attribute(stmt, source) for stmt in statement.body)
+    return bool(caught & {"AttributeError", "TypeError"}) and all(_names_torch(stmt, source) for stmt in statement.body)
 
 
 def _imports_torch(statement: ast.stmt) -> bool:
@@ -101,9 +101,11 @@ def _imports_torch(statement: ast.stmt) -> bool:
     return False
 
 
-def _names_torch_attribute(statement: ast.stmt, source: str) -> bool:
+def _names_torch(statement: ast.stmt, source: str) -> bool:
+    """``x = torch.amp.autocast`` or ``x = partial(torch.autocast, device_type=...)``: a statement
+    that only takes something from torch (timm's probe for torch >= 1.10)."""
     value = statement.value if isinstance(statement, ast.Assign | ast.Expr) else None
-    return isinstance(value, ast.Attribute) and (ast.get_source_segment(source, value) or "").startswith("torch.")
+    return value is not None and "torch." in (ast.get_source_segment(source, value) or "")
 
 
 def _catches_failure(handler: ast.ExceptHandler) -> bool:

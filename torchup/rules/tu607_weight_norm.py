@@ -8,7 +8,7 @@ from torchup.analysis.context import Context
 from torchup.analysis.patterns import Edits, bind_call
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Edit, Fix, ImportRequest, Severity
-from torchup.rules._arguments import append_argument
+from torchup.rules._arguments import append_argument, from_imports
 
 UTILS = "torch.nn.utils"
 OLD_MODULE = "torch.nn.utils.weight_norm"  # the module that defines both (torch.nn.utils re-exports them)
@@ -117,7 +117,7 @@ class WeightNormDeprecated(Rule):
             y = conv(torch.arange(12.0).reshape(1, 2, 6))
             torch.nn.utils.parametrize.remove_parametrizations(conv, "weight")
             """,
-            findings=2,
+            findings=4,
             unsafe=True,
         ),
         Example(
@@ -133,6 +133,13 @@ class WeightNormDeprecated(Rule):
     )
 
     def check(self, ctx: Context) -> None:
+        for alias, qualname in from_imports(ctx.resolver, APPLY | REMOVE):
+            ctx.report(
+                alias,
+                f"`torch.nn.utils.{qualname.rpartition('.')[2]}` (imported) is deprecated in favour of "
+                "the parametrization",
+                help="torchup fixes the uses (`--unsafe-fixes`); this import goes when none is left",
+            )
         for node, qualname, call in ctx.references_to(APPLY | REMOVE):
             removal = qualname in REMOVE
             module, function = NEW_REMOVE if removal else NEW_APPLY

@@ -9,7 +9,7 @@ from torchup.analysis.inference import Evidence, tensor_evidence
 from torchup.analysis.patterns import Edits, bind_call
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Edit, Fix, Severity
-from torchup.rules._arguments import append_argument, rename_reference
+from torchup.rules._arguments import append_argument, from_imports, rename_reference
 
 OLD = "torch.testing.assert_allclose"
 NEW_NAME = "assert_close"
@@ -147,7 +147,7 @@ class AssertAllcloseDeprecated(Rule):
             except AssertionError:
                 passed = torch.tensor(False)
             """,
-            findings=2,
+            findings=3,
         ),
         Example(
             "default tolerances: unsafe (assert_close's are tighter)",
@@ -188,6 +188,12 @@ class AssertAllcloseDeprecated(Rule):
     )
 
     def check(self, ctx: Context) -> None:
+        for alias, _ in from_imports(ctx.resolver, frozenset({OLD})):
+            ctx.report(
+                alias,
+                "`torch.testing.assert_allclose` (imported) is deprecated (FutureWarning)",
+                help="torchup fixes the uses; this import goes when none is left",
+            )
         for node, _, call in ctx.references_to(frozenset({OLD})):
             fix = self._fix(ctx, node, call) if call is not None else None
             ctx.report(
