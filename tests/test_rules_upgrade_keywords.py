@@ -242,3 +242,16 @@ def test_fixes_are_idempotent_and_docs_render(code: str) -> None:
             once = fix(example.source, unsafe=example.unsafe, select=[code])
             assert fix(once, unsafe=example.unsafe, select=[code]) == once
             assert not [d for d in check(once, [code]) if d.fix is not None]
+
+
+def test_tu604_checkpoint_handed_to_checkpoint_wrapper_is_not_reported() -> None:
+    """torchtitan: `checkpoint_wrapper` passes `use_reentrant` itself, from its `checkpoint_impl`."""
+    from helpers import check
+
+    source = (
+        "from torch.utils.checkpoint import checkpoint\n"
+        "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper, CheckpointImpl\n"
+        "m = checkpoint_wrapper(model, checkpoint_impl=CheckpointImpl.NO_REENTRANT, checkpoint_fn=checkpoint)\n"
+        "apply = map(checkpoint, fns)\n"
+    )
+    assert [d.line for d in check(source, select=["TU604"])] == [4]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from torchup.analysis.context import Context
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Severity
@@ -172,8 +174,15 @@ class CheckpointUseReentrant(Rule):
     )
 
     def check(self, ctx: Context) -> None:
+        # `checkpoint_wrapper(m, checkpoint_impl=..., checkpoint_fn=checkpoint)` passes `use_reentrant`
+        # itself (from its `checkpoint_impl`): the function handed over is no call without it.
+        wrapped = {
+            id(node.value) for node in ctx.walk() if isinstance(node, ast.keyword) and node.arg == "checkpoint_fn"
+        }
         for use in uses(ctx, frozenset(PARAMETERS)):
             short = use.qualname.rpartition(".")[2]
+            if use.call is None and id(use.node) in wrapped:
+                continue
             if use.call is None:
                 ctx.report(
                     use.node,
