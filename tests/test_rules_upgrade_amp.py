@@ -484,3 +484,23 @@ def test_the_table_spells_torchs_warnings() -> None:
     got = deprecations("import torch\n" + program)
     messages = {message.split(" (Triggered internally")[0] for message in got}
     assert messages == {f"DeprecationWarning: {entry.warning}" for entry in TABLE.values()}
+
+
+def test_tu602_the_deprecated_modules_as_values() -> None:
+    """yolov5's `from torch.cuda import amp`, DeepSpeed's `return torch.cuda.amp`, timm's
+    `getattr(torch.cuda.amp, 'autocast')`: reported, without a fix; `amp.X` is reported as X."""
+    from helpers import check
+
+    source = (
+        "import torch\n"
+        "from torch.cuda import amp\n"
+        "import torch.cuda.amp as amp2\n"
+        "ok = getattr(torch.cuda.amp, 'autocast') is not None\n"
+        "def accelerator_amp():\n"
+        "    return torch.cuda.amp\n"
+        "scaler = amp.GradScaler()\n"
+        "with torch.amp.autocast('cuda'):\n"
+        "    pass\n"
+    )
+    found = check(source, select=["TU602"])
+    assert [(d.line, d.fix is None) for d in found] == [(2, True), (3, True), (4, True), (6, True), (7, False)]

@@ -30,6 +30,9 @@ OLD: dict[str, Old] = {
     for path in ("", "grad_scaler." if kind == "GradScaler" else "autocast_mode.")
 }
 NAMES = frozenset(OLD)
+# The deprecated modules themselves, as values: `from torch.cuda import amp`, `return torch.cuda.amp`,
+# `getattr(torch.cuda.amp, "autocast")`. Reported without a fix (their uses get theirs).
+AMP_MODULES = frozenset({"torch.cuda.amp", "torch.cpu.amp"})
 # What the old autocast classes pass as `dtype` when none is given (their __init__ defaults);
 # torch.amp.autocast's default is None: the current autocast dtype of the device instead.
 DEFAULT_DTYPE = {"cuda": "float16", "cpu": "bfloat16"}
@@ -137,7 +140,7 @@ class DeviceSpecificAmp(Rule):
     since = "2.4"
     severity = Severity.WARNING
     fix_availability = FixAvailability.SOMETIMES
-    looks_for = LooksFor(names=tuple(sorted(NAMES)))
+    looks_for = LooksFor(names=tuple(sorted(NAMES | AMP_MODULES)))
     docs = RuleDocs(
         what="""
         Finds every reference to `torch.cuda.amp.autocast`, `torch.cuda.amp.GradScaler`,
@@ -314,6 +317,7 @@ class DeviceSpecificAmp(Rule):
             scaler.update()
             scale = torch.tensor(scaler.get_scale())
             """,
+            findings=2,  # the module import and the use
         ),
         Example(
             "custom_fwd and custom_bwd decorators",
@@ -382,6 +386,7 @@ class DeviceSpecificAmp(Rule):
                     loss = model(batch)
                 scaler.scale(loss).backward()
             """,
+            findings=2,  # the module import (no fix) and the use
             executable=False,  # defines a function only
         ),
         Example(
@@ -415,7 +420,18 @@ class DeviceSpecificAmp(Rule):
         ),
     )
 
+    def _report_modules(self, ctx: Context) -> None:
+        for node, module in _module_uses(ctx):
+            device = module.split(".")[1]
+            ctx.report(
+                node,
+                f"`{module}` is deprecated: its `autocast` and `GradScaler` warn (FutureWarning); "
+                f"use `torch.amp` with device `\"{device}\"`",
+                help="torchup fixes the uses of its names; this reference needs a hand edit",
+            )
+
     def check(self, ctx: Context) -> None:
+        self._report_modules(ctx)
         for alias, qualname in from_imports(ctx.resolver, NAMES):
             old = OLD[qualname]
             ctx.report(
@@ -424,7 +440,7 @@ class DeviceSpecificAmp(Rule):
                 f"use `{new_form(old)}`",
                 help="torchup fixes the uses; this import goes when none is left",
             )
-        places: _Places | None = None
+        places: _Places | None = None  # (set below)
         for node, qualname, call in ctx.references_to(NAMES):
             old = OLD[qualname]
             places = places or _Places(ctx)
@@ -540,6 +556,19 @@ class DeviceSpecificAmp(Rule):
         content = f"{text}(device_type={q}{old.device}{q})"
         return Fix(f"use `@{content}`", Applicability.SAFE, (Edits(ctx.source).replace(node, content),),
                    imports, released)
+
+
+def _module_uses(ctx: Context) -> list[tuple[ast.AST, str]]:
+    """Imports that bind a deprecated amp module, and the module used as a value (not `amp.X`,
+    which is reported as X)."""
+    found: list[tuple[ast.AST, str]] = [
+        (b.node, b.target) for b in ctx.resolver.import_bindings
+        if b.target in AMP_MODULES and not b.typing_only and isinstance(b.node, ast.alias)
+        and (b.node.asname or isinstance(b.statement, ast.ImportFrom))
+    ]
+    bases = {id(node.value) for node in ctx.walk() if isinstance(node, ast.Attribute)}
+    found += [(node, name) for node, name, _ in ctx.references_to(AMP_MODULES) if id(node) not in bases]
+    return sorted(found, key=lambda item: (item[0].lineno, item[0].col_offset))  # type: ignore[attr-defined]
 
 
 RULE = DeviceSpecificAmp()
