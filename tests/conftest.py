@@ -3,6 +3,7 @@ import os
 import pytest
 
 from torchup.run import replay
+from torchup.settings import torch_requirement
 
 # tests/projects/ holds whole projects with test suites of their own, run under real torch by
 # tests/test_project_suites.py; collected here they would run under this interpreter's torch, if any.
@@ -21,3 +22,11 @@ def _no_replays_in_process(request: pytest.FixtureRequest, monkeypatch: pytest.M
         return
     monkeypatch.setattr(replay, "replayed", lambda invocation: None)
     monkeypatch.setattr(replay, "SETTLE_SECONDS", 1e9)  # every status counts as fresh: nothing is saved
+
+
+@pytest.fixture(autouse=True)
+def _no_installed_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no project names torch, the from-version is the torch installed where torchup runs:
+    runs inside the test process neither read this interpreter's packages nor depend on them
+    (tests/test_from_version.py tests that look-up on a made-up ``sys.path``)."""
+    monkeypatch.setattr(torch_requirement, "installed_torch", lambda listed=None, read=None: (None, None))

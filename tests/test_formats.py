@@ -475,8 +475,8 @@ def test_junit_is_well_formed_with_a_suite_per_file_and_a_failure_per_finding(tm
     failure = cases[0].find("failure")
     assert failure is not None
     assert failure.get("type") == "TU101"
-    assert failure.get("message") == first[0].message
-    assert failure.text == f"a.py:2:5: TU101 (torch-cholesky-removed) {first[0].message}"
+    assert failure.get("message") == f"{first[0].message} [since torch 2.14: raises]"
+    assert failure.text == f"a.py:2:5: TU101 (torch-cholesky-removed) {first[0].message} [since torch 2.14: raises]"
 
 
 def test_junit_escapes_markup_and_control_characters() -> None:

@@ -161,3 +161,15 @@ def test_old_torch_only_code_is_not_reported(source: str) -> None:
 )
 def test_code_that_runs_on_new_torch_is_reported(source: str, expected: list[tuple[int, str]]) -> None:
     assert codes(source) == expected
+
+
+def test_a_broad_handler_is_no_probe_for_the_api() -> None:
+    """`except RuntimeError` also catches a failed factorisation: the code depends on the call."""
+    source = """
+        import torch
+        try:
+            L = torch.cholesky(A)
+        except RuntimeError:
+            L = None
+    """
+    assert codes(source, select="TU101") == [(3, "TU101")]

@@ -77,12 +77,13 @@ def manifests(root: Path) -> list[Path]:
     return sorted((root / ".torchup_cache" / replay.__version__ / "runs").glob("*.bin"))
 
 
-def pinned(root: Path) -> dict[str, int]:
-    """The paths the one manifest under ``root`` keeps by content, and their kinds."""
+def pinned(root: Path, names: bool = False) -> dict[str, int]:
+    """The paths the one manifest under ``root`` keeps by content, and their kinds; ``names``: also
+    the directories kept by the names that matter in them for good (the from-version's, NAMES)."""
     [path] = manifests(root)
     manifest = replay._decode(path.read_bytes())
     assert manifest is not None
-    return {pin[0]: pin[1] for pin in manifest[3]}
+    return {pin[0]: pin[1] for pin in manifest[3] if names or pin[1] != replay.NAMES}
 
 
 def edit(path: Path, text: str) -> None:
@@ -193,6 +194,50 @@ def _nothing(root: Path) -> None:
     pass
 
 
+# The from-version (torchup.settings.torch_requirement) turns TU173, a warning new in 2.14, off for a
+# project on 2.14: a change to the torch requirement changes the report.
+def _torchscript(root: Path) -> None:
+    (root / "pkg" / "s.py").write_text("import torch\nm = torch.jit.script(f)\n")
+
+
+def _torch_requirement_above(root: Path) -> None:
+    (root / "requirements-gpu.txt").write_text("torch==2.14.*\n")  # (the project itself is not walked)
+
+
+def _torch_requirement_in_a_parent(root: Path) -> None:
+    (root.parent / "requirements.txt").write_text("torch==2.14.*\n")
+
+
+def _torchscript_and_requirements_directory(root: Path) -> None:
+    _torchscript(root)
+    (root / "requirements").mkdir()
+    (root / "requirements" / "base.txt").write_text("numpy\n")
+
+
+def _torchscript_and_an_include(root: Path) -> None:
+    _torchscript(root)
+    (root / "requirements.txt").write_text("-r ci/pinned.txt\n")
+    (root / "ci").mkdir()
+    (root / "ci" / "pinned.txt").write_text("torch>=2.1\n")
+
+
+def _torch_requirement_in_requirements_directory(root: Path) -> None:
+    (root / "requirements" / "gpu.txt").write_text("torch==2.14.*\n")
+
+
+def _included_torch_requirement_edited(root: Path) -> None:
+    edit(root / "ci" / "pinned.txt", "torch>=2.14\n")
+
+
+def _torchscript_and_pyproject(root: Path) -> None:
+    _torchscript(root)
+    (root / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["torch>=2.1"]\n')
+
+
+def _pyproject_torch_edited(root: Path) -> None:
+    edit(root / "pyproject.toml", '[project]\nname = "p"\ndependencies = ["torch>=2.14"]\n')
+
+
 # (what the project has before the first run, the change after it)
 CHANGES: list[tuple[Callable[[Path], None], Callable[[Path], None]]] = [
     (_nothing, _edit_same_size), (_nothing, _add_in_subdirectory), (_nothing, _delete), (_nothing, _rename),
@@ -200,6 +245,10 @@ CHANGES: list[tuple[Callable[[Path], None], Callable[[Path], None]]] = [
     (_write_config, _config_edited),
     (_nothing, _config_in_a_parent), (_make_repository, _gitignore_edited), (_ignore_pkg, _repository_appears),
     (_nothing, _file_becomes_a_directory), (_nothing, _missing_path_appears),
+    (_torchscript, _torch_requirement_above), (_torchscript, _torch_requirement_in_a_parent),
+    (_torchscript_and_requirements_directory, _torch_requirement_in_requirements_directory),
+    (_torchscript_and_an_include, _included_torch_requirement_edited),
+    (_torchscript_and_pyproject, _pyproject_torch_edited),
 ]
 
 
@@ -221,6 +270,30 @@ def test_a_change_makes_a_full_run(project: Path, capsys, runs: Runs, prepare: C
     after = run(capsys, *argv)
     assert runs.full == 2
     assert after == cold(capsys, *argv) != first
+
+
+def test_what_cannot_change_the_from_version_is_replayed(project: Path, capsys, runs: Runs) -> None:
+    """The directories above the paths are kept by the names in them that can hold a torch
+    requirement: a temporary file made there, or the cache, changes nothing."""
+    _torchscript(project)
+    argv = ("check", "--output-format", "concise", "pkg")
+    first = run(capsys, *argv)
+    assert "TU173" in first[1]
+    (project / "notes.txt").write_text("x\n")
+    (project.parent / "scratch.tmp").write_text("x\n")
+    assert run(capsys, *argv) == first and runs.full == 1
+    _torch_requirement_above(project)
+    assert run(capsys, *argv) == cold(capsys, *argv) != first and runs.full == 3
+
+
+def test_a_from_version_option_is_replayed(project: Path, capsys, runs: Runs) -> None:
+    _torchscript(project)
+    for version, found in (("2.13", True), ("2.14", False)):
+        argv = ("check", "--output-format", "concise", "--from-version", version, ".")
+        first = run(capsys, *argv)
+        assert ("TU173" in first[1]) is found
+        assert run(capsys, *argv) == first
+    assert runs.full == 2
 
 
 def test_other_command_lines_and_environments_are_not_answered(project: Path, capsys, runs: Runs, monkeypatch) -> None:
@@ -351,6 +424,8 @@ DURING: list[tuple[Callable[[Path], None], Callable[[Path], None]]] = [
     (_nothing, _edit_read_file), (_nothing, _add_file), (_nothing, _remove_file), (_nothing, _rename_file),
     (_nothing, _add_directory), (_nothing, _add_config), (_add_config, _remove_config),
     (_with_ignored_file, _remove_gitignore), (_with_gitignore, _make_repository),
+    (_torchscript, _torch_requirement_above), (_torchscript, _torch_requirement_in_a_parent),
+    (_torchscript_and_pyproject, _pyproject_torch_edited),
 ]
 
 

@@ -401,11 +401,15 @@ def test_tu172(source: str, expected: str | None) -> None:
 # -- TU173 -------------------------------------------------------------------------------------------
 
 
-def test_tu173_is_off_by_default_and_informational() -> None:
+def test_tu173_is_on_by_default_before_2_14_and_informational() -> None:
+    """A warning: on by default for code that runs on a release before 2.14 today (the from-version),
+    off for 2.14 and later unless selected (torchup.settings.selection)."""
     rule = rule_by_code("TU173")
-    assert rule is not None and not rule.enabled_by_default and rule.severity.value == "info"
+    assert rule is not None and rule.enabled_by_default and rule.severity.value == "info"
+    assert rule.on_by_default("2.13") and not rule.on_by_default("2.14")
+    assert "TU173" not in [r.code for r in select_rules(all_rules(), from_version="2.14")]
     source = "import torch\nm = torch.jit.script(f)\n"
-    assert [d.code for d in check(source)] == []
+    assert [d.code for d in check(source)] == ["TU173"]
     assert [d.code for d in check(source, select=["TU173"])] == ["TU173"]
 
 

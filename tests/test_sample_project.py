@@ -74,3 +74,19 @@ def test_check_and_fix_never_import_torch(tmp_path: Path) -> None:
     completed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip().endswith("[1, 1]")
+
+
+def test_the_sample_projects_from_version_is_its_torch_requirement(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/legacy-project requires torch==2.13.*: 2.14's new warnings (TU173's TorchScript) are
+    reported by default; for code already on 2.14 they are not new, and only selected."""
+    from torchup.cli.main import main
+
+    def tu173(*options: str) -> int:
+        main(["check", "--no-cache", "--output-format", "concise", *options, str(SAMPLE / "legacy_project")])
+        return sum(": TU173 " in line for line in capsys.readouterr().out.splitlines())
+
+    assert tu173() == 2
+    assert tu173("--from-version", "2.14") == 0
+    assert tu173("--from-version", "2.14", "--extend-select", "TU173") == 2
+    main(["check", "--show-settings", str(SAMPLE)])
+    assert 'from-version = "2.13" (' in capsys.readouterr().out

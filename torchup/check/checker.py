@@ -69,6 +69,10 @@ class FileSettings:
     rules: tuple[Rule, ...]  # selected, after per-file ignores, engine rules included
     target_python: str | None = None
     target_version: str | None = None
+    # The release the code runs on today, which chose the rules on by default (None: not known;
+    # the rules were chosen without it). Part of the fingerprint: findings made for one
+    # from-version are never taken for another's (the findings cache, the replay).
+    from_version: str | None = None
 
 
 class Checker:
@@ -115,7 +119,7 @@ class Checker:
         if cached is None or cached[0] is not settings:  # (the identity check guards id reuse)
             codes = ",".join(sorted(rule.code for rule in settings.rules))
             versions = ",".join(f"{a}.{b}" for a, b in sorted(target.versions))
-            text = f"{codes}|{versions}|{settings.target_version}|{int(self.prefilter)}"
+            text = f"{codes}|{versions}|{settings.target_version}|{settings.from_version}|{int(self.prefilter)}"
             cached = self._fingerprints[key] = (settings, text)
         self._fingerprint_in[(id(settings), directory)] = cached
         return cached[1]

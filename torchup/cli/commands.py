@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torchup.check.checker import Checker
+from torchup.check.checker import Checker, applies_to_release
 from torchup.cli.progress import Progress
 from torchup.core.python_target import parse_version
 from torchup.core.source import DecodeError, SourceFile, is_notebook
@@ -19,7 +19,7 @@ from torchup.rules import all_rules, rule_by_code
 from torchup.run.cache import Cache
 from torchup.run.replay import CACHE_DIR_NAME
 from torchup.run.runner import RunOptions, RunResult, run
-from torchup.settings.config import ConfigError, Settings
+from torchup.settings.config import KNOWN_RELEASES, ConfigError, Settings
 from torchup.settings.provider import SettingsProvider
 from torchup.settings.selection import split_codes
 
@@ -47,6 +47,7 @@ def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None 
         "extend_exclude": tuple(split_codes(args.extend_exclude)) or None,
         "target_python": args.target_python,
         "target_version": args.target_version,
+        "from_version": args.from_version,
         "unsafe_fixes": True if args.unsafe_fixes else None,
         "output_format": args.output_format,
     }
@@ -59,8 +60,8 @@ def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None 
     except ConfigError as exc:
         sys.stderr.write(f"torchup: error: {exc}\n")
         return EXIT_ERROR
-    if args.show_settings:
-        sys.stdout.write(settings.describe())
+    if args.show_settings:  # (with the from-version of the first path, and where it was found)
+        sys.stdout.write(settings.describe(provider.from_version(args.paths[0] if args.paths else ".")))
         return EXIT_CLEAN
     checker = Checker([], prefilter=not args.no_prefilter, settings_for=provider)
     if args.paths == ["-"]:
@@ -255,9 +256,16 @@ def clean() -> int:
     return EXIT_CLEAN
 
 
-def list_rules() -> int:
-    rows = [("CODE", "NAME", "FIX", "DEFAULT", "RELEASE", "SUMMARY")]
+def list_rules(since: str | None = None, target_version: str | None = None) -> int:
+    """``torchup rules``: every rule, with the releases it applies to and what its release changed.
+    ``since``: only the rules that run by default for code on that release migrating to
+    ``target_version`` (the newest known by default): the changes after it, and the breaks
+    (``Rule.on_by_default``, ``applies_to_release``)."""
+    target = target_version or KNOWN_RELEASES[-1]
+    rows = [("CODE", "NAME", "FIX", "DEFAULT", "RELEASE", "CHANGE", "SUMMARY")]
     for rule in all_rules():
+        if since is not None and not (rule.on_by_default(since) and applies_to_release(rule, target)):
+            continue
         # The targets the rule runs for, as a version specifier: >=2.14, >=2.14,<2.15, <2.15, any.
         release = ",".join([*([f">={rule.since}"] if rule.since else []), *([f"<{rule.until}"] if rule.until else [])])
         rows.append(
@@ -267,10 +275,13 @@ def list_rules() -> int:
                 rule.fix_availability.value,
                 "on" if rule.enabled_by_default else "off",
                 release or "any",
+                "-" if rule.engine_emitted else rule.change.value.replace(" ", "-"),
                 rule.summary,
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    columns = len(rows[0]) - 1
+    widths = [max(len(row[i]) for row in rows) for i in range(columns)]
     for row in rows:
-        sys.stdout.write("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5] + "\n")
+        cells = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:columns]))
+        sys.stdout.write(f"{cells}  {row[columns]}\n")
     return EXIT_CLEAN

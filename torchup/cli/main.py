@@ -91,6 +91,13 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--target-version", choices=KNOWN_RELEASES, help="the torch release to migrate to (default: the newest known)"
     )
+    parser.add_argument(
+        "--from-version",
+        type=_from_release,
+        metavar="X.Y",
+        help="the torch release the code runs on today: decides which warnings and changes of behaviour are new "
+        "(default: the project's torch requirement, else the installed torch, else 2.0)",
+    )
     parser.add_argument("--no-prefilter", action="store_true", help="parse every file, even those that cannot match")
     parser.add_argument(
         "--target-python",
@@ -103,12 +110,25 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", action="store_true", help="show tracebacks of internal errors")
 
 
+def _from_release(value: str) -> str:
+    import argparse
+
+    from torchup.settings.torch_requirement import from_release
+
+    try:
+        return from_release(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser_class = _parser_class()
     parser = parser_class(
         prog="torchup",
         description="The upgrade assistant for PyTorch: find and fix what breaks when you move to torch 2.14.",
     )
+    from torchup.settings.config import KNOWN_RELEASES
+
     parser.add_argument("--version", action="version", version=f"torchup {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     check = commands.add_parser("check", help="report what breaks under the new torch release")
@@ -118,7 +138,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_check_options(fix)
     rule = commands.add_parser("rule", help="print one rule's documentation")
     rule.add_argument("code", metavar="CODE")
-    commands.add_parser("rules", help="list every rule")
+    rules = commands.add_parser("rules", help="list every rule")
+    rules.add_argument(
+        "--since",
+        type=_from_release,
+        metavar="X.Y",
+        help="only the rules that run by default for code on torch X.Y: the changes after it, and the breaks",
+    )
+    rules.add_argument(
+        "--target-version", choices=KNOWN_RELEASES, help="the torch release to migrate to (default: the newest known)"
+    )
     commands.add_parser("clean", help="remove the .torchup_cache directory here")
     commands.add_parser(
         "doctor", help="what to install for torch 2.14 / 2.15 on this machine, and what will not work", add_help=False
@@ -211,7 +240,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, recorde
     if args.command == "rules":
         from torchup.cli.commands import list_rules
 
-        return list_rules()
+        return list_rules(since=args.since, target_version=args.target_version)
     if args.command == "clean":
         from torchup.cli.commands import clean
 

@@ -77,9 +77,20 @@ class Diagnostic:
     subject: str | None = None  # the qualified name a finding on a use of a renamed function is about
     receiver_method: str | None = None  # `x.<method>()` on a receiver of unknown type: one of the
     # project's own classes may define the method
+    # Which release made the change and what its wheel does to the old code (the rule's
+    # ``since`` and ``change``: torchup.analysis.rule.Change's value, "raises", "warns", ...); None
+    # for the engine's own findings (TU000-TU002).
+    since: str | None = None
+    change: str | None = None
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.code)
+
+    def change_text(self) -> str | None:
+        """``since torch 2.6: raises``, as ``Rule.describe_change`` says it; None without a change."""
+        if self.change is None:
+            return None
+        return self.change if self.since is None else f"since torch {self.since}: {self.change}"
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:

@@ -74,9 +74,10 @@ def _admits(clause: str, version: Version) -> bool:
     return version[0] == head[0] and version >= head
 
 
-def versions_admitted(spec: str) -> frozenset[Version]:
+def versions_admitted(spec: str, known: tuple[Version, ...] = _KNOWN_MINORS) -> frozenset[Version]:
+    """The minor versions of ``known`` (Python's by default) some release of which ``spec`` admits."""
     clauses = [c for c in spec.split(",") if c.strip()]
-    return frozenset(v for v in _KNOWN_MINORS if all(_admits(c, v) for c in clauses))
+    return frozenset(v for v in known if all(_admits(c, v) for c in clauses))
 
 
 _PYPROJECT = "pyproject.toml"

@@ -64,8 +64,11 @@ def location(diagnostic: Diagnostic) -> str:
 
 
 def render_concise(diagnostic: Diagnostic, style: Style) -> str:
+    """``path:line:col: CODE [*] message [since torch 2.14: raises]`` (``[*]``: a fix)."""
     marker = " [*]" if diagnostic.fix is not None else ""
-    return f"{style.bold(location(diagnostic))}: {style.red(diagnostic.code)}{marker} {diagnostic.message}"
+    change = diagnostic.change_text()
+    after = f" {style.dim(f'[{change}]')}" if change else ""
+    return f"{style.bold(location(diagnostic))}: {style.red(diagnostic.code)}{marker} {diagnostic.message}{after}"
 
 
 def render_full(diagnostic: Diagnostic, source: SourceFile | None, style: Style) -> str:
@@ -132,6 +135,8 @@ def to_json(diagnostic: Diagnostic, source: SourceFile | None) -> dict[str, Any]
         "end_line": diagnostic.end_line,
         "end_column": diagnostic.end_column,
         "severity": diagnostic.severity.value,
+        "since": diagnostic.since,  # the release that made the change (null: the engine's own findings)
+        "change": diagnostic.change,  # what its wheel does to the old code: raises, warns, ...
         "help": diagnostic.help,
         "notes": diagnostic.notes,
         "fix": fix,

@@ -39,6 +39,18 @@ RULE_MODULES = (
     "tu503_nvgemm_backend",
     "tu504_nccl2_backend",
     "tu505_mps_linalg_round_trip",
+    "tu601_torch_load_weights_only",
+    "tu602_device_specific_amp",
+    "tu603_sdp_kernel",
+    "tu604_checkpoint_use_reentrant",
+    "tu605_set_default_tensor_type",
+    "tu606_onnx_export_dynamo",
+    "tu607_weight_norm",
+    "tu608_assert_allclose",
+    "tu609_lr_scheduler_verbose",
+    "tu610_upsample",
+    "tu611_autocast_dtype_getters",
+    "tu620_catalogue",
 )
 
 

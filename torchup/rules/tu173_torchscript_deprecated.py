@@ -39,7 +39,7 @@ class TorchScriptDeprecated(Rule):
     name = "torchscript-deprecated"
     summary = "TorchScript's entry points (`torch.jit.script`, `trace`, `save`, `load`, ...) warn by default in 2.14."
     since = "2.14"
-    enabled_by_default = False
+    enabled_by_default = True  # (a warning: on by default only for a from-version before 2.14)
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
     looks_for = LooksFor(names=tuple(sorted(NAMES)))
@@ -51,9 +51,10 @@ class TorchScriptDeprecated(Rule):
         `torch.jit._script` and the other private modules). Not reported: references inside the
         body of a function or class decorated with `@torch.jit.script` (or `script_method`,
         `interface`), which TorchScript compiles rather than Python runs: the decorator is
-        the finding there. Off by default and informational:
-        the code keeps working; enable it with `--extend-select TU173` to plan the move away
-        from TorchScript.
+        the finding there. Informational: the code keeps working. On by default for code that
+        runs on a release before 2.14 today (the from-version: `--from-version`, else the
+        project's torch requirement), for which the warning is new; `--select TU173` reports it
+        whatever the from-version, to plan the move away from TorchScript.
         """,
         why="\n".join(
             ["torch 2.13 already said these functions are deprecated, with a DeprecationWarning,",

@@ -9,8 +9,8 @@ A status taken within ``replay.SETTLE_SECONDS`` of the run's start is not truste
 write in the same tick of a coarse clock would not show in it (the file could even have changed
 between its reading and its ``stat``). Such an entry is marked racy, and its bytes are hashed on
 every lookup until its status has settled.
-Different settings (rules, target Python or release, pre-filter) or another torchup version never
-match. A cache file that cannot be read is ignored with a warning, never trusted.
+Different settings (rules, target Python or release, from-version, pre-filter) or another torchup
+version never match. A cache file that cannot be read is ignored with a warning, never trusted.
 
 Before any of this, ``torchup.run.replay`` may answer a whole run from the status of its files; for
 those changed just before the run, from the digests this cache kept of what the run read (``used``).
@@ -33,7 +33,9 @@ from torchup.core.diagnostics import Applicability, Diagnostic, Edit, Fix, Impor
 from torchup.run import replay
 from torchup.run.replay import CACHE_DIR_NAME
 
-_FORMAT = 3  # 2: the methods a file's classes define (torchup.analysis.project), a fix's `replaces`; 3: `parsed`
+# 2: the methods a file's classes define (torchup.analysis.project), a fix's `replaces`; 3: `parsed`;
+# 4: a finding's `since` and `change`
+_FORMAT = 4
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by torchup.\n"
 
 
@@ -198,6 +200,8 @@ def _encode(diagnostic: Diagnostic) -> dict[str, Any]:
         "patches": diagnostic.patches,
         "receiver_method": diagnostic.receiver_method,
         "subject": diagnostic.subject,
+        "since": diagnostic.since,
+        "change": diagnostic.change,
         "fix": None
         if fix is None
         else {
@@ -243,4 +247,6 @@ def _diagnostic(item: dict[str, Any]) -> Diagnostic:
         patches=item["patches"],
         receiver_method=item["receiver_method"],
         subject=item["subject"],
+        since=item["since"],
+        change=item["change"],
     )

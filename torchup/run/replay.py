@@ -12,6 +12,9 @@ What a run depends on (``Recorder.save`` gathers it):
 - every directory the walk listed: adding, removing or renaming an entry changes its mtime;
 - the configuration and ``.gitignore`` files in those directories and in every parent of the paths
   given, of ``--config`` and of the working directory, and whether those parents hold ``.git``;
+- what the from-version was read from (torchup.settings.torch_requirement): the files it read or
+  looked for, and the directories it listed that the walk did not (above the paths given, and
+  ``sys.path``'s where the installed torch decided), by the names that matter in them (``NAMES``);
 - torchup's own files (an edited torchup is another tool, whatever its version says).
 
 A status that changed within ``SETTLE_SECONDS`` before the run began (or during it) is racy: clocks
@@ -54,16 +57,19 @@ if TYPE_CHECKING:
     from torchup.discover.discovery import Discovery
     from torchup.run.cache import Cache
 
-    Pin = tuple[str, int, int, str]  # path, FILE or LISTING, size (a file's), digest
+    Pin = tuple[str, int, int, str]  # path, FILE, LISTING or NAMES, size (a file's), digest
     Manifest = tuple[tuple[object, ...], list[str], list[object], list[Pin], list[tuple[int, str]], int]
 
 CACHE_DIR_NAME = ".torchup_cache"
 SETTLE_SECONDS = 2.0
 MAX_MANIFESTS = 32  # per torchup version: one per command line and working directory in use
-_FORMAT = 3  # 3: content pins
+_FORMAT = 4  # 3: content pins; 4: NAMES pins
 # A path whose status is racy is pinned by its content (see the module's docstring): a file by the
-# digest of its bytes, a directory by the digest of its entries.
-FILE, LISTING = 0, 1
+# digest of its bytes, a directory by the digest of its entries. A directory the from-version was
+# looked for in, which the walk did not list, is pinned by the names of its entries that can hold
+# a torch requirement or torch's metadata (``project_names``), for good: its status would change
+# with every file made there (a temporary directory's), its listing with any other entry.
+FILE, LISTING, NAMES = 0, 1, 2
 _NEARBY = ("torchup.toml", "pyproject.toml", ".gitignore")  # where a directory's settings and ignores come from
 
 # Options a replayed command line may hold; any other (an abbreviation, --no-cache, --output-file,
@@ -74,7 +80,7 @@ _SWITCHES = frozenset({
 })
 _VALUED = frozenset({
     "--select", "--extend-select", "--ignore", "--exclude", "--extend-exclude", "--output-format", "--jobs", "-j",
-    "--target-version", "--target-python", "--config",
+    "--target-version", "--from-version", "--target-python", "--config",
 })
 
 
@@ -274,6 +280,8 @@ def _pinned(pins: list[Pin]) -> list[int | None] | None:
             elif kind == LISTING and info.st_mode & 0o170000 == 0o040000:
                 with os.scandir(path) as entries:
                     found = listing_digest(entries)
+            elif kind == NAMES and info.st_mode & 0o170000 == 0o040000:
+                found = names_digest(path, os.listdir(path))
             else:
                 found = None
         except (OSError, ValueError):
@@ -281,7 +289,8 @@ def _pinned(pins: list[Pin]) -> list[int | None] | None:
         if found != expected:
             return None
         status = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode)
-        settled.append(None if changed_lately(info.st_mtime_ns, info.st_ctime_ns, now) else hash(status))
+        lately = kind == NAMES or changed_lately(info.st_mtime_ns, info.st_ctime_ns, now)  # (NAMES never settle)
+        settled.append(None if lately else hash(status))
     return settled
 
 
@@ -347,10 +356,17 @@ class Recorder:
         root, discovery, paths, cache, checker = self.read
         if str(root) != self.invocation.root() or not os.path.isdir(os.path.join(root, CACHE_DIR_NAME, __version__)):
             return  # the fast path would not look there; or the run kept no cache
-        dependencies = self._dependencies(discovery.listed, paths)
+        # What the from-version of each file was read from (torchup.settings.torch_requirement): the
+        # files it read or looked for by name, by their status; the directories it listed that the
+        # walk did not, by the names in them that can matter, as it found them.
+        detector = getattr(checker.settings_for if checker is not None else None, "detector", None)
+        dependencies = self._dependencies(discovery.listed, paths, sorted(getattr(detector, "read", ())))
         pins = self._pins(dependencies, discovery, paths, cache, checker)
         if pins is None:
             return  # changed just before or during the run, and not to be told by its content
+        listed: dict[str, list[str]] = getattr(detector, "listed", {})
+        pins += [(directory, NAMES, 0, names_digest(directory, names)) for directory, names in sorted(listed.items())
+                 if directory not in dependencies and not any(pin[0] == directory for pin in pins)]
         import itertools
 
         # One write per stream in turn, not one per line.
@@ -435,8 +451,10 @@ class Recorder:
         except Exception:  # (a configuration that no longer parses, say: nothing to save)
             return False
 
-    def _dependencies(self, directories: list[str], paths: list[str]) -> dict[str, object]:
+    def _dependencies(self, directories: list[str], paths: list[str], read: Iterable[str] = ()) -> dict[str, object]:
         found: dict[str, object] = {path: _status(path) for path in paths}
+        for path in read:
+            found[path] = _status(path)
         for directory in directories:
             found[directory] = _status(directory)
             for name in _NEARBY:  # absent ones need no entry: creating one changes the directory
@@ -538,6 +556,28 @@ def listing_digest(entries: Iterable[os.DirEntry[str]]) -> str:
     return digest("\0".join(named).encode("utf-8", "surrogateescape"))
 
 
+_PROJECT_FILES = frozenset({"pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml", ".git"})
+
+
+def project_names(directory: str, names: Iterable[str]) -> list[str]:
+    """Of the entries of ``directory``, sorted, those a torch requirement or torch's installed
+    metadata may be read from, or that end the search for them (torchup.settings.torch_requirement:
+    its ``Detector`` reads no other): ``pyproject.toml``, ``setup.cfg``, ``setup.py``,
+    ``environment.y(a)ml``, ``requirements*``, ``.git``, ``torch-*.dist-info`` / ``.egg-info``;
+    in a ``requirements`` directory, every ``*.txt``."""
+    every_text = os.path.basename(directory) == "requirements"
+    return sorted(
+        name for name in names
+        if name in _PROJECT_FILES or name.startswith("requirements") or (every_text and name.endswith(".txt"))
+        or (name[:6].lower() == "torch-" and name.lower().endswith((".dist-info", ".egg-info")))
+    )
+
+
+def names_digest(directory: str, names: Iterable[str]) -> str:
+    """The digest of the ``project_names`` among the entry names of ``directory`` (a NAMES pin)."""
+    return digest("\0".join(project_names(directory, names)).encode("utf-8", "surrogateescape"))
+
+
 def _content(path: str) -> tuple[int, int, str] | None:
     """A pin's kind, size and digest for the content of ``path`` now: a file's bytes, a directory's
     entries; None for anything else."""
@@ -584,7 +624,8 @@ def _decode(data: bytes) -> Manifest | None:
         if not isinstance(paths, list) or not isinstance(statuses, list) or len(paths) != len(statuses):
             return None
         if not isinstance(pins, list) or not all(
-            isinstance(path, str) and kind in (FILE, LISTING) and isinstance(size, int) and isinstance(found, str)
+            isinstance(path, str) and kind in (FILE, LISTING, NAMES) and isinstance(size, int)
+            and isinstance(found, str)
             for path, kind, size, found in pins
         ):
             return None

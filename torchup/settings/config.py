@@ -15,6 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from torchup.settings.torch_requirement import FROM_RELEASES, FromVersion, from_release
+
 OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "junit")
 KNOWN_RELEASES = ("2.14", "2.15")
 
@@ -34,6 +36,10 @@ class Settings:
     exclude: tuple[str, ...] | None = None
     extend_exclude: tuple[str, ...] = ()
     target_version: str = KNOWN_RELEASES[-1]
+    # The torch release the code runs on today (None: read from the project's torch requirement,
+    # else the installed torch, else 2.0: torchup.settings.torch_requirement). It decides which
+    # warnings and changes of behaviour are new, and so reported by default (Rule.on_by_default).
+    from_version: str | None = None
     target_python: str | None = None
     unsafe_fixes: bool = False
     output_format: str = "full"
@@ -44,10 +50,16 @@ class Settings:
         """Where relative globs are anchored: the config file's directory, else the working directory."""
         return Path(self.config_file).resolve().parent if self.config_file else Path.cwd()
 
-    def describe(self) -> str:
+    def describe(self, from_version: FromVersion | None = None) -> str:
+        """``key = value`` lines; ``from_version``: the from-version in force and where it was found."""
         lines = [f"config file = {self.config_file or '(none: defaults and command-line options)'}"]
         for item in fields(self):
-            if item.name != "config_file":
+            if item.name == "from_version" and from_version is not None:
+                lines.append(f"from-version = {_show(from_version.release)} ({from_version.source})")
+            elif item.name == "target_version":
+                newest = " (the default: the newest release known)" if self.target_version == KNOWN_RELEASES[-1] else ""
+                lines.append(f"target-version = {_show(self.target_version)}{newest}")
+            elif item.name != "config_file":
                 lines.append(f"{item.name.replace('_', '-')} = {_show(getattr(self, item.name))}")
         return "\n".join(lines) + "\n"
 
@@ -94,6 +106,14 @@ def _parse(table: dict[str, Any], path: Path) -> dict[str, Any]:
                 known = ", ".join(KNOWN_RELEASES)
                 raise ConfigError(f"{path}: `target-version` must be one of {known} (a torch release), got {value!r}")
             parsed["target_version"] = value
+        elif key == "from-version":
+            try:
+                parsed["from_version"] = from_release(value)
+            except ValueError:
+                raise ConfigError(
+                    f"{path}: `from-version` must be a torch release in quotes, 1.13 or 2.0 to {FROM_RELEASES[-1]} "
+                    f"(\"2.4\"; a patch release like \"2.4.1\" counts as its minor), got {value!r}"
+                ) from None
         elif key == "target-python":
             if not isinstance(value, str) or not re.fullmatch(r"\d+\.\d+", value):
                 raise ConfigError(f"{path}: `target-python` must be a version like \"3.15\", got {value!r}")
@@ -108,7 +128,7 @@ def _parse(table: dict[str, Any], path: Path) -> dict[str, Any]:
             parsed["output_format"] = value
         else:
             known = "select, ignore, extend-select, per-file-ignores, exclude, extend-exclude, target-version, " \
-                "target-python, unsafe-fixes, output-format"
+                "from-version, target-python, unsafe-fixes, output-format"
             raise ConfigError(f"{path}: unknown key `{key}` in the torchup settings; known keys: {known}")
     return parsed
 

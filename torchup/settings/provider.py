@@ -14,18 +14,26 @@ from torchup.core.python_target import forget_files
 from torchup.rules import all_rules
 from torchup.settings.config import CONFIG_FILE_NAMES, ConfigError, Settings, load, nearest_config, with_overrides
 from torchup.settings.selection import SelectionError, select_rules
+from torchup.settings.torch_requirement import Detector, FromVersion
 
 
 @dataclass
 class SettingsProvider:
-    """``--isolated``: no file; ``--config PATH``: that file for every path; else the nearest one."""
+    """``--isolated``: no file; ``--config PATH``: that file for every path; else the nearest one.
+
+    The from-version of each file is ``--from-version``, else the configuration's ``from-version``,
+    else what the torch requirement of the nearest project up the tree from the file's directory
+    says (torchup.settings.torch_requirement): the rules that run by default follow from it."""
 
     overrides: dict[str, Any]
     config: str | None = None
     isolated: bool = False
-    _by_file: dict[str | None, tuple[Settings, list[Rule]]] = field(default_factory=dict)
+    # What finds the from-version where no option names it; ``detector.read``: what it looked at.
+    detector: Detector = field(default_factory=Detector)
+    _by_file: dict[str | None, Settings] = field(default_factory=dict)
+    _rules: dict[tuple[int, str | None], tuple[Settings, list[Rule]]] = field(default_factory=dict)
     _nearest_by_directory: dict[str, Path | None] = field(default_factory=dict)
-    _file_settings: dict[tuple[int, tuple[str, ...]], FileSettings] = field(default_factory=dict)
+    _file_settings: dict[tuple[int, str | None, tuple[str, ...]], FileSettings] = field(default_factory=dict)
     _by_path: dict[str, FileSettings] = field(default_factory=dict)  # a run asks for each file several times
     _by_directory: dict[str, FileSettings] = field(default_factory=dict)  # where no per-file-ignores apply
 
@@ -35,7 +43,19 @@ class SettingsProvider:
         forget_files()
 
     def settings(self, path: str) -> Settings:
-        return self._resolved(path)[0]
+        return self._resolved(path)
+
+    def from_version(self, path: str) -> FromVersion:
+        """The from-version for a file or directory path, and where it comes from."""
+        directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        return self._from_version(self._resolved(path), directory)
+
+    def _from_version(self, settings: Settings, directory: str) -> FromVersion:
+        if settings.from_version is None:
+            return self.detector.from_version(directory)
+        given = self.overrides.get("from_version") is not None
+        source = "--from-version" if given else f"from-version in {settings.config_file}"
+        return FromVersion(settings.from_version, source)
 
     def _config_path(self, path: str, is_file: bool = False) -> Path | None:
         if self.isolated:
@@ -60,42 +80,57 @@ class SettingsProvider:
             self._nearest_by_directory[directory] = found
         return self._nearest_by_directory[directory]
 
-    def _resolved(self, path: str, is_file: bool = False) -> tuple[Settings, list[Rule]]:
+    def _resolved(self, path: str, is_file: bool = False) -> Settings:
         config_path = self._config_path(path, is_file)
         key = str(config_path) if config_path else None
         if key not in self._by_file:
             base = load(config_path) if config_path else Settings()
             settings = with_overrides(base, **self.overrides)
-            try:
-                rules = select_rules(all_rules(), settings.select, settings.extend_select, settings.ignore)
+            try:  # (the codes are checked here, once per configuration; the from-version changes none)
+                select_rules(all_rules(), settings.select, settings.extend_select, settings.ignore)
                 for _, codes in settings.per_file_ignores:
                     select_rules(all_rules(), None, (), codes)
             except SelectionError as exc:
                 where = f"{config_path}: " if config_path else ""
                 raise ConfigError(f"{where}{exc}") from None
-            self._by_file[key] = (settings, rules)
+            self._by_file[key] = settings
         return self._by_file[key]
+
+    def _selected(self, settings: Settings, from_version: str | None) -> list[Rule]:
+        """The rules a configuration selects for code that runs on ``from_version`` today."""
+        key = (id(settings), from_version)
+        known = self._rules.get(key)
+        if known is None or known[0] is not settings:  # (the identity check guards id reuse)
+            rules = select_rules(
+                all_rules(), settings.select, settings.extend_select, settings.ignore, from_version=from_version
+            )
+            known = self._rules[key] = (settings, rules)
+        return known[1]
 
     def __call__(self, path: str) -> FileSettings:
         known = self._by_path.get(path)
         if known is None:
-            directory = os.path.dirname(path)  # (its files share a configuration file)
+            directory = os.path.dirname(path)  # (its files share a configuration file and a from-version)
             known = self._by_directory.get(directory)
             if known is None:
-                settings, rules = self._resolved(path, is_file=True)  # (a checked path is a file: no stat to ask)
-                known = self._for_file(path, settings, rules)
+                settings = self._resolved(path, is_file=True)  # (a checked path is a file: no stat to ask)
+                from_version = self._from_version(settings, directory).release
+                known = self._for_file(path, settings, from_version)
                 if not settings.per_file_ignores:  # then the file's name changes nothing
                     self._by_directory[directory] = known
             self._by_path[path] = known
         return known
 
-    def _for_file(self, path: str, settings: Settings, rules: list[Rule]) -> FileSettings:
+    def _for_file(self, path: str, settings: Settings, from_version: str) -> FileSettings:
         ignored = _ignored_codes(settings, path)
-        key = (id(settings), ignored)  # one object per distinct outcome: callers may memoise on it
+        key = (id(settings), from_version, ignored)  # one object per distinct outcome: callers may memoise on it
         if key not in self._file_settings:
+            rules = self._selected(settings, from_version)
             if ignored:
                 rules = [rule for rule in rules if not any(rule.code.startswith(code) for code in ignored)]
-            self._file_settings[key] = FileSettings(tuple(rules), settings.target_python, settings.target_version)
+            self._file_settings[key] = FileSettings(
+                tuple(rules), settings.target_python, settings.target_version, from_version
+            )
         return self._file_settings[key]
 
 

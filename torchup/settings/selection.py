@@ -28,7 +28,12 @@ def select_rules(
     select: Sequence[str] | None = None,
     extend_select: Sequence[str] = (),
     ignore: Sequence[str] = (),
+    *,
+    from_version: str | None = None,
 ) -> list[Rule]:
+    """The rules that run. Without ``select``, those on by default for code that runs on
+    ``from_version`` today (``Rule.on_by_default``; None: as old as can be, so every rule on by
+    default); a rule that ``select`` or ``extend_select`` names runs whatever the from-version."""
     _check_known(rules, select or (), "--select")
     _check_known(rules, extend_select, "--extend-select")
     _check_known(rules, ignore, "--ignore")
@@ -38,7 +43,7 @@ def select_rules(
         # findings (TU000, TU001) stay unless ignored by name, as ruff keeps its syntax errors.
         chosen += [rule for rule in rules if rule.engine_emitted and rule.enabled_by_default and rule not in chosen]
     else:
-        chosen = [rule for rule in rules if rule.enabled_by_default]
+        chosen = [rule for rule in rules if rule.on_by_default(from_version)]
     chosen += [rule for rule in rules if rule not in chosen and any(_matches(rule, s) for s in extend_select)]
     # A more specific selector wins over a broader ignore, as in ruff: --ignore TU1 --select TU101.
     def specificity(rule: Rule, selectors: Sequence[str]) -> int:

@@ -2,9 +2,11 @@
 
 One line per finding::
 
-    ::error file=pkg/train.py,line=3,col=5,endLine=3,endColumn=19,title=TU101 (torch-cholesky)::TU101 message
+    ::error file=pkg/train.py,line=3,col=5,endLine=3,endColumn=19,title=TU101 (torch-cholesky)::TU101 message [...]
 
-The command is ``error``, ``warning`` or ``notice`` after the finding's severity. Paths under ``root`` are
+The message ends with the release that made the change and what its wheel does, in brackets
+(``[since torch 2.14: raises]``). The
+command is ``error``, ``warning`` or ``notice`` after the finding's severity. Paths under ``root`` are
 written relative to it (GitHub expects paths relative to the repository root, so pass the checkout's root),
 others as the finding gives them. Escaping follows the runner's rules: in the message ``%`` -> ``%25``,
 ``\\r`` -> ``%0D``, ``\\n`` -> ``%0A``; in property values also ``:`` -> ``%3A`` and ``,`` -> ``%2C``.
@@ -35,7 +37,8 @@ def escape_property(text: str) -> str:
 def command(diagnostic: Diagnostic, *, root: PathLike | None = None) -> str:
     """The workflow command for one finding (without the line ending)."""
     properties = [("file", display_path(diagnostic.path, root_path(root)))]
-    message = f"{diagnostic.code} {diagnostic.message}"
+    change = diagnostic.change_text()
+    message = f"{diagnostic.code} {diagnostic.message}" + (f" [{change}]" if change else "")
     if diagnostic.cell is None:
         start = (diagnostic.line, diagnostic.column)
         end_line, end_column = max(start, (diagnostic.end_line, diagnostic.end_column))

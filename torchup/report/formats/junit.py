@@ -5,13 +5,14 @@ Layout::
     <testsuites name="torchup" tests="N" failures="N" errors="0">
       <testsuite name="pkg/train.py" tests="2" failures="2" errors="0" skipped="0">
         <testcase name="TU101 pkg/train.py:3:5" classname="pkg/train.py" file="pkg/train.py" line="3">
-          <failure message="the message" type="TU101">pkg/train.py:3:5: TU101 (torch-cholesky) the message</failure>
+          <failure message="msg [...]" type="TU101">pkg/train.py:3:5: TU101 (torch-cholesky) msg [...]</failure>
         </testcase>
 
 One ``testsuite`` per file that has findings (in the order the files first appear), one ``testcase`` per
-finding, each with one ``failure`` whose ``type`` is the code. Files without findings are not listed (the
-report is made from the findings alone); when there are no findings at all the report holds one suite
-``torchup`` with one passing test case ``no findings``, since some CI systems reject an empty report.
+finding, each with one ``failure`` whose ``type`` is the code, and whose message ends with the release that
+made the change and what its wheel does, in brackets (``[since torch 2.14: raises]``). Files without findings
+are not listed (the report is made from the findings alone); when there are no findings at all the report holds
+one suite ``torchup`` with one passing test case ``no findings``, since some CI systems reject an empty report.
 Paths under ``root`` are relative to it. A notebook finding's location reads ``nb.ipynb:cell 3:2:5``, and its
 ``testcase`` has no ``line`` attribute.
 
@@ -67,9 +68,9 @@ def render_junit(
             if diagnostic.cell is None:  # a cell's line counts inside the cell, not in the file
                 attributes["line"] = str(diagnostic.line)
             case = ET.SubElement(suite, "testcase", attributes)
-            failure = ET.SubElement(
-                case, "failure", {"message": xml_text(diagnostic.message), "type": diagnostic.code}
-            )
-            failure.text = xml_text(f"{where}: {diagnostic.code} ({diagnostic.name}) {diagnostic.message}")
+            change = diagnostic.change_text()
+            message = diagnostic.message + (f" [{change}]" if change else "")
+            failure = ET.SubElement(case, "failure", {"message": xml_text(message), "type": diagnostic.code})
+            failure.text = xml_text(f"{where}: {diagnostic.code} ({diagnostic.name}) {message}")
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"

@@ -3,7 +3,10 @@
 One run. ``tool.driver`` carries every registered rule (id, name, summary, the "What it does" text as the
 full description, the whole ``torchup rule CODE`` page as help text and markdown, the default level from the
 rule's severity and whether it is on by default); a finding of a code the registry does not know gets a
-descriptor from the finding itself. Levels: error -> ``error``, warning -> ``warning``, info -> ``note``.
+descriptor from the finding itself; a descriptor's ``properties`` hold the rule's ``since`` and ``change``.
+Levels: error -> ``error``, warning -> ``warning``, info -> ``note``. A result's ``properties`` hold its
+``since`` (the release that made the change) and ``change`` (what that release's wheel does: ``raises``,
+``behaves differently``, ``warns``, ``new feature``), where the finding has them.
 The run's ``properties`` (from ``torchup check``) count its files: ``filesChecked`` (TU001 findings included),
 of those ``filesNotParsed`` (settled by the pre-filter alone: no trigger word), and ``filesUnreadable`` (TU000,
 not read).
@@ -135,6 +138,8 @@ def rule_descriptor(rule: Rule) -> dict[str, Any]:
     properties: dict[str, Any] = {"fixAvailability": rule.fix_availability.value}
     if rule.since:
         properties["since"] = rule.since
+    if not rule.engine_emitted:
+        properties["change"] = rule.change.value
     return {
         "id": rule.code,
         "name": rule.name,
@@ -215,8 +220,15 @@ def _result(
         ],
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
     }
+    properties: dict[str, Any] = {}
     if diagnostic.cell is not None:
-        result["properties"] = {"cell": diagnostic.cell}
+        properties["cell"] = diagnostic.cell
+    if diagnostic.since is not None:
+        properties["since"] = diagnostic.since
+    if diagnostic.change is not None:
+        properties["change"] = diagnostic.change
+    if properties:
+        result["properties"] = properties
     fix = diagnostic.fix
     if fix is not None and diagnostic.cell is None and source is not None:
         edits = sorted(set((*fix.edits, *fix.import_edits)))
