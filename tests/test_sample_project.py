@@ -77,8 +77,9 @@ def test_check_and_fix_never_import_torch(tmp_path: Path) -> None:
 
 
 def test_the_sample_projects_from_version_is_its_torch_requirement(capsys: pytest.CaptureFixture[str]) -> None:
-    """examples/legacy-project requires torch==2.13.*: 2.14's new warnings (TU173's TorchScript) are
-    reported by default; for code already on 2.14 they are not new, and only selected."""
+    """examples/legacy-project requires torch>=2.0,<2.14: 2.14's new warnings (TU173's TorchScript) are
+    reported by default; for code already on 2.14 they are not new, and only selected. So are 2.1's
+    (TU604's checkpoint), but not warnings that 2.0 already gave (TU620's functorch)."""
     from torchup.cli.main import main
 
     def tu173(*options: str) -> int:
@@ -89,4 +90,11 @@ def test_the_sample_projects_from_version_is_its_torch_requirement(capsys: pytes
     assert tu173("--from-version", "2.14") == 0
     assert tu173("--from-version", "2.14", "--extend-select", "TU173") == 2
     main(["check", "--show-settings", str(SAMPLE)])
-    assert 'from-version = "2.13" (' in capsys.readouterr().out
+    assert 'from-version = "2.0" (' in capsys.readouterr().out
+
+    def count(code: str, *options: str) -> int:
+        main(["check", "--no-cache", "--output-format", "concise", *options, str(SAMPLE / "legacy_project")])
+        return sum(f": {code} " in line for line in capsys.readouterr().out.splitlines())
+
+    assert count("TU604") == 1 and count("TU604", "--from-version", "2.1") == 0
+    assert count("TU620") == 0 and count("TU620", "--from-version", "1.13") == 2

@@ -1,0 +1,75 @@
+"""Training and export helpers, first written for torch 2.0 and kept running since."""
+
+import argparse
+import functools
+
+import functorch
+import torch
+import torch.nn.functional as F
+from torch._six import inf
+from torch.cuda.amp import GradScaler, autocast
+from torch.distributed._tensor import DTensor, Shard
+from torch.utils import _pytree as pytree
+from torch.utils.checkpoint import checkpoint
+
+
+class Batch:
+    def __init__(self, inputs, targets):
+        self.inputs, self.targets = inputs, targets
+
+
+pytree._register_pytree_node(Batch, lambda b: ([b.inputs, b.targets], None), lambda xs, _: Batch(*xs))
+
+
+def load_checkpoint(path):
+    state = torch.load(path, map_location="cpu")
+    return state["model"], argparse.Namespace(**state["args"])
+
+
+def build(model, lr):
+    torch.set_default_tensor_type(torch.FloatTensor)
+    head = torch.nn.utils.weight_norm(torch.nn.Linear(16, 4))
+    optimizer = torch.optim.SGD(list(model.parameters()) + list(head.parameters()), lr=lr)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10, verbose=False)
+    return head, optimizer, scheduler
+
+
+def train_step(model, head, batch, optimizer, scaler: GradScaler):
+    with autocast(dtype=torch.get_autocast_gpu_dtype()):
+        with torch.backends.cuda.sdp_kernel(enable_flash=False):
+            features = checkpoint(model, batch.inputs)
+        loss = F.cross_entropy(head(features), batch.targets)
+    scaler.scale(loss).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=inf)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss
+
+
+def upscale(images):
+    return F.upsample(images, scale_factor=2, mode="nearest")
+
+
+def per_sample_grads(loss_fn, params, batch):
+    return functorch.vmap(functorch.grad(loss_fn), in_dims=(None, 0))(params, batch)
+
+
+def solve_normal_equations(a, b):
+    gram = torch.chain_matmul(a.mT, a, torch.eye(a.shape[-1]))
+    lu, pivots = torch.lu(gram)
+    x = torch.lu_solve(a.mT @ b, lu, pivots)
+    upper = torch.triu(gram)
+    check, _ = torch.triangular_solve(a.mT @ b, upper)
+    torch.testing.assert_allclose(x, check, rtol=1e-3, atol=1e-3)
+    return x, torch.range(0, x.shape[0] - 1)
+
+
+def is_sharded(t):
+    return isinstance(t, DTensor) and any(isinstance(p, Shard) for p in t.placements)
+
+
+def export(model, example, path):
+    torch.onnx.export(model, (example,), path, input_names=["x"])
+
+
+checkpoint_all = functools.partial(torch.load, map_location="cpu")
