@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
-from torchup.analysis.old_torch import parents_of, runs_only_on_old_torch
+from torchup.analysis.old_torch import runs_only_on_old_torch
 from torchup.analysis.resolver import BindingKind, Resolver, Scope
 from torchup.core.diagnostics import Diagnostic, Fix, ImportRequest, Severity
 from torchup.core.python_target import PythonTarget, resolve_target
@@ -91,14 +91,9 @@ class Context:
             )
         )
 
-    @cached_property
-    def _parents(self) -> dict[int, ast.AST]:
-        return parents_of(self.tree)
-
     def _runs_only_on_old_torch(self, node: ast.AST) -> bool:
         assert self.rule is not None
-        raises = self.rule.change.value == "raises"
-        return runs_only_on_old_torch(node, self._parents, self.source.text, raises)
+        return runs_only_on_old_torch(self.tree, node, self.source.segment, self.rule.change.value == "raises")
 
     # -- questions -----------------------------------------------------------------------------
     def qualified_name(self, expr: ast.AST) -> str | None:

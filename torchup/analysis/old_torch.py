@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
+Segment = Callable[[ast.AST], str]
 _TORCH_PACKAGES = frozenset({"torch", "functorch", "torchvision", "torchaudio"})
 _FALLBACK_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})
 # Flags projects define for the running release: `_TORCH_GREATER_EQUAL_2_4`, `TORCH_GE_1_13`, ...
@@ -35,28 +37,44 @@ _TORCH_VERSION = re.compile(
 )
 
 
-def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
-    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+def enclosing(tree: ast.AST, node: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
+    """(parent, child) pairs from ``tree`` down to ``node``. A descent through the children that span
+    the node, not a map of the whole tree: asked only for the nodes a rule reports."""
+    target = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+    chain: list[tuple[ast.AST, ast.AST]] = []
+    current = tree
+    while current is not node:
+        for child in ast.iter_child_nodes(current):
+            if child is node or (
+                hasattr(child, "end_lineno")
+                and (child.lineno, child.col_offset) <= target[:2]  # type: ignore[attr-defined]
+                and target[2:] <= (child.end_lineno, child.end_col_offset)  # type: ignore[attr-defined]
+            ):
+                chain.append((current, child))
+                current = child
+                break
+        else:
+            break  # (a node without a position: nothing more to learn)
+    return chain
 
 
-def runs_only_on_old_torch(node: ast.AST, parents: dict[int, ast.AST], source: str, raises: bool) -> bool:
+def runs_only_on_old_torch(tree: ast.AST, node: ast.AST, segment: Segment, raises: bool) -> bool:
     """Whether ``node`` sits where only an old torch runs it (see the module docstring).
-    ``source`` is the file's text; ``raises``: the finding's change makes the old code fail."""
-    child: ast.AST = node
-    parent = parents.get(id(child))
-    while parent is not None:
+    ``segment`` gives a node's source text; ``raises``: the finding's change makes the old code fail."""
+    if not hasattr(node, "lineno"):
+        return False
+    for parent, child in enclosing(tree, node):
         if isinstance(parent, ast.Try | _TRY_STAR):
-            if child in parent.handlers and _is_fallback(parent, child, source):  # type: ignore[operator]
+            if child in parent.handlers and _is_fallback(parent, child, segment):  # type: ignore[operator]
                 return True
             if raises and child in parent.body and any(_catches_absence(h) for h in parent.handlers):
                 return True
         if isinstance(parent, ast.If | ast.IfExp):
-            old = _old_branch(parent.test, source)
+            old = _old_branch(parent.test, segment)
             if old == "body" and _in_branch(child, parent.body):
                 return True
             if old == "orelse" and _in_branch(child, parent.orelse):
                 return True
-        child, parent = parent, parents.get(id(parent))
     return False
 
 
@@ -80,16 +98,17 @@ def _names_of(handler_type: ast.expr | None) -> set[str]:
     return names
 
 
-def _is_fallback(statement: ast.Try, handler: ast.AST, source: str) -> bool:
+def _is_fallback(statement: ast.Try, handler: ast.AST, segment: Segment) -> bool:
     """An ``except ImportError:`` after a ``try`` that imports from torch, or an ``except
     AttributeError:`` after a ``try`` that only names torch attributes (``x = torch.amp.autocast``).
     A handler after other code (``torch.load`` of an old pickle) is no such fallback."""
     if not isinstance(handler, ast.ExceptHandler):
         return False
     caught = _names_of(handler.type)
-    if caught & {"ImportError", "ModuleNotFoundError"} and any(_imports_torch(stmt) for stmt in statement.body):
+    imports = any(_imports_torch(stmt) for stmt in statement.body)
+    if caught & {"ImportError", "ModuleNotFoundError"} and imports:
         return True
-    return bool(caught & {"AttributeError", "TypeError"}) and all(_names_torch(stmt, source) for stmt in statement.body)
+    return bool(caught & {"AttributeError", "TypeError"}) and all(_names_torch(stmt, segment) for stmt in statement.body)
 
 
 def _imports_torch(statement: ast.stmt) -> bool:
@@ -100,11 +119,11 @@ def _imports_torch(statement: ast.stmt) -> bool:
     return False
 
 
-def _names_torch(statement: ast.stmt, source: str) -> bool:
+def _names_torch(statement: ast.stmt, segment: Segment) -> bool:
     """``x = torch.amp.autocast`` or ``x = partial(torch.autocast, device_type=...)``: a statement
     that only takes something from torch (timm's probe for torch >= 1.10)."""
     value = statement.value if isinstance(statement, ast.Assign | ast.Expr) else None
-    return value is not None and "torch." in (ast.get_source_segment(source, value) or "")
+    return value is not None and "torch." in segment(value)
 
 
 def _catches_absence(handler: ast.ExceptHandler) -> bool:
@@ -114,14 +133,14 @@ def _catches_absence(handler: ast.ExceptHandler) -> bool:
     return bool(_names_of(handler.type) & _FALLBACK_ERRORS)
 
 
-def _old_branch(test: ast.expr, source: str) -> str | None:
+def _old_branch(test: ast.expr, segment: Segment) -> str | None:
     """Which branch of ``if test`` runs only on an old torch: "body", "orelse" or None (unknown)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _old_branch(test.operand, source)
+        inner = _old_branch(test.operand, segment)
         return {"body": "orelse", "orelse": "body"}.get(inner or "")
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" and test.args:
         # `if hasattr(torch, "compile"):` new torch has it; the else branch is for old ones.
-        return "orelse" if "torch" in (ast.get_source_segment(source, test.args[0]) or "") else None
+        return "orelse" if "torch" in segment(test.args[0]) else None
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name | ast.Attribute):
         test = test.func  # `torch_version_geq(1, 13)`: the helper's name says which way
     if isinstance(test, ast.Name | ast.Attribute):
@@ -132,8 +151,8 @@ def _old_branch(test: ast.expr, source: str) -> str | None:
             return "body"
         return None
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        left = ast.get_source_segment(source, test.left) or ""
-        right = ast.get_source_segment(source, test.comparators[0]) or ""
+        left = segment(test.left)
+        right = segment(test.comparators[0])
         if _TORCH_VERSION.search(left) and not _TORCH_VERSION.search(right):
             version_left = True
         elif _TORCH_VERSION.search(right) and not _TORCH_VERSION.search(left):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from torchup.core.diagnostics import Severity
+from torchup.prefilter.requirements import NameRequirements
 from torchup.prefilter.words import ATTRIBUTE, CODE, KEYWORD, REFERENCE, STRING
 
 if TYPE_CHECKING:
@@ -97,6 +98,13 @@ class LooksFor:
     in_strings: tuple[str, ...] = ()  # words matched inside longer strings too: `"max-autotune"`, mock paths
     words: tuple[str, ...] = ()  # words matched anywhere in code (a rule whose uses no other kind covers)
 
+    def name_requirements(self) -> NameRequirements | None:
+        """What a file must spell besides a trigger word, when the findings come from qualified
+        names only (torchup/prefilter/requirements.py); None when other kinds of use count too."""
+        if not self.names or self.methods or self.attributes or self.keywords or self.strings or self.in_strings:
+            return None
+        return NameRequirements(self.names, self.words)
+
     def derive(self) -> tuple[tuple[str, ...], dict[str, frozenset[str]], tuple[str, ...], frozenset[str]]:
         """The pre-filter's view: trigger words, where each counts, path words, words in strings."""
         places: dict[str, set[str] | None] = {}  # None: anywhere
@@ -160,6 +168,9 @@ class Rule:
     # Words matched inside longer strings (``LooksFor.in_strings``): elsewhere a word in a one-line
     # string counts only as its whole value.
     string_words: ClassVar[frozenset[str]] = frozenset()
+    # For a rule whose findings come from qualified names only: the module words a file must also
+    # spell (``may_report`` asks it; torchup/prefilter/requirements.py).
+    name_requirements: ClassVar[NameRequirements | None] = None
     # Whether the rule reads code in bodies that spell none of its words or keep words: a local
     # function passed to the call it looks at, every string in the file. Files it runs on are then
     # parsed whole; otherwise such bodies are left out of the parse (torchup/prefilter/skeleton.py).
@@ -184,6 +195,7 @@ class Rule:
         super().__init_subclass__(**kwargs)
         if "looks_for" in cls.__dict__:
             cls.triggers, cls.word_roles, cls.path_words, cls.string_words = cls.looks_for.derive()
+            cls.name_requirements = cls.looks_for.name_requirements()
 
     def check(self, ctx: Context) -> None:
         """Report findings through ``ctx.report``."""
@@ -194,8 +206,10 @@ class Rule:
         cheaply (TU160: a set), says False where that is missing: unless another rule runs on the
         file, it is then not parsed. Asked only where the pre-filter runs, and only of a text that
         spells one of the rule's words in code (with ``reports_from_kept_code``, also of the code
-        the skeleton keeps: a ``skeleton.KeptCode``). False must be sure; True when unsure."""
-        return True
+        the skeleton keeps: a ``skeleton.KeptCode``). False must be sure; True when unsure.
+        By default: a rule whose findings come from qualified names only needs their modules
+        spelled too (``name_requirements``)."""
+        return self.name_requirements is None or self.name_requirements.could_refer(spans.text)
 
     def focus_lines(self, text: str) -> Iterable[int]:
         """More lines to analyse like those of the trigger words in a file this rule runs on: the

@@ -278,8 +278,10 @@ class Checker:
                     rule.check(ctx)
                     if rule.renames:
                         report_patch_targets(ctx, rule.renames)
-            words = self._words(rules) if focus is None else focus.present
-            analysis.methods = defined_methods(tree, resolver.focus, words, source.path)
+            # Only the methods rules look for on receivers can matter (a `def` of another word never
+            # decides a fix): most files define none, and are then not walked again.
+            words = self._method_words(rules) & (focus.present if focus is not None else self._words(rules))
+            analysis.methods = defined_methods(tree, resolver.focus, words, source.path) if words else []
         except SyntaxError as exc:  # in a body the skeleton left out, parsed for a resolver that needs it
             analysis.diagnostics.append(self.syntax_error(source, exc))
             return analysis
@@ -367,6 +369,9 @@ class Checker:
 
     def _words(self, rules: list[Rule]) -> frozenset[str]:
         return frozenset(word for rule in rules for word in rule.triggers)
+
+    def _method_words(self, rules: list[Rule]) -> frozenset[str]:
+        return frozenset(word for rule in rules for word in rule.looks_for.methods)
 
     def _path_words(self, rules: list[Rule]) -> frozenset[str]:
         return frozenset(word for rule in rules for word in rule.path_words)

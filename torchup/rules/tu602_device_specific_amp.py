@@ -566,8 +566,10 @@ def _module_uses(ctx: Context) -> list[tuple[ast.AST, str]]:
         if b.target in AMP_MODULES and not b.typing_only and isinstance(b.node, ast.alias)
         and (b.node.asname or isinstance(b.statement, ast.ImportFrom))
     ]
-    bases = {id(node.value) for node in ctx.walk() if isinstance(node, ast.Attribute)}
-    found += [(node, name) for node, name, _ in ctx.references_to(AMP_MODULES) if id(node) not in bases]
+    references = ctx.references_to(AMP_MODULES)
+    if references:  # (most files name the modules only on the way to their classes)
+        bases = {id(node.value) for node in ctx.walk() if isinstance(node, ast.Attribute)}
+        found += [(node, name) for node, name, _ in references if id(node) not in bases]
     return sorted(found, key=lambda item: (item[0].lineno, item[0].col_offset))  # type: ignore[attr-defined]
 
 

@@ -176,12 +176,15 @@ class CheckpointUseReentrant(Rule):
     def check(self, ctx: Context) -> None:
         # `checkpoint_wrapper(m, checkpoint_impl=..., checkpoint_fn=checkpoint)` passes `use_reentrant`
         # itself (from its `checkpoint_impl`): the function handed over is no call without it.
-        wrapped = {
-            id(node.value) for node in ctx.walk() if isinstance(node, ast.keyword) and node.arg == "checkpoint_fn"
-        }
+        wrapped: set[int] | None = None  # (found when first needed: most files pass nothing on)
         for use in uses(ctx, frozenset(PARAMETERS)):
             short = use.qualname.rpartition(".")[2]
-            if use.call is None and id(use.node) in wrapped:
+            if use.call is None and wrapped is None:
+                wrapped = {
+                    id(node.value) for node in ctx.walk()
+                    if isinstance(node, ast.keyword) and node.arg == "checkpoint_fn"
+                }
+            if use.call is None and wrapped is not None and id(use.node) in wrapped:
                 continue
             if use.call is None:
                 ctx.report(

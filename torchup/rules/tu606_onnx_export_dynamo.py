@@ -7,6 +7,8 @@ import ast
 from torchup.analysis.context import Context
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Severity
+from torchup.core.lexing import Spans
+from torchup.prefilter.requirements import NameRequirements
 from torchup.rules.tu601_torch_load_weights_only import Given, given, keyword_fix, uses
 
 EXPORT = "torch.onnx.export"
@@ -172,6 +174,11 @@ class OnnxExportDynamoDefault(Rule):
         ),
     )
 
+    def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
+        # A finding is a use of `torch.onnx.export` (the other name only rules one out): `onnx`
+        # must be spelled, not merely `export` (torchup/prefilter/requirements.py).
+        return _ONNX_EXPORT.could_refer(spans.text)
+
     def check(self, ctx: Context) -> None:
         for use in uses(ctx, frozenset({EXPORT})):
             if use.call is None:
@@ -196,5 +203,7 @@ class OnnxExportDynamoDefault(Rule):
             next((k.value for k in call.keywords if k.arg == "model"), None)
         return isinstance(model, ast.Call) and ctx.qualified_name(model.func) == EXPORTED_PROGRAM
 
+
+_ONNX_EXPORT = NameRequirements((EXPORT,))
 
 RULE = OnnxExportDynamoDefault()

@@ -8,6 +8,8 @@ from torchup.analysis.context import Context
 from torchup.analysis.patterns import Edits, literal_bool, literal_dict_keyword
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Fix
+from torchup.core.lexing import Spans
+from torchup.prefilter.requirements import NameRequirements
 
 MODULE = "torch.optim.lr_scheduler"
 # The position of `verbose` among each scheduler's `__init__` parameters (after `self`), always the
@@ -240,6 +242,11 @@ class LrSchedulerVerbose(Rule):
             return []
         return [number for number, line in enumerate(text.splitlines(), 1) if "__init__" in line]
 
+    def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
+        # `verbose=` is a keyword of countless functions: a finding also needs a scheduler, whose
+        # every reference spells its module `lr_scheduler` (torchup/prefilter/requirements.py).
+        return _SCHEDULER_MODULE.could_refer(spans.text)
+
     def check(self, ctx: Context) -> None:
         for call, qualname in ctx.calls_to(frozenset(SCHEDULERS)):
             self._check_call(ctx, call, qualname, SCHEDULERS[qualname])
@@ -303,5 +310,7 @@ def _is_super_init(call: ast.Call) -> bool:
         and func.value.func.id == "super"
     )
 
+
+_SCHEDULER_MODULE = NameRequirements(tuple(sorted(SCHEDULERS)))
 
 RULE = LrSchedulerVerbose()
