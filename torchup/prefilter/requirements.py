@@ -8,8 +8,9 @@ A reference the resolver can follow to such a name also spells the module it liv
   import (`from a.b.mod import name`, `import a.b.mod as m`, `from a.b import mod`, `a.b.mod.name`,
   `from a.b.mod import *`);
 - `pkg.name` for a package other than torch (`functorch.vmap`): `pkg`;
-- `torch.name`, where `torch` is in every file: the name after a dot (`torch.range`, `th.range`),
-  or in a `from ... import` statement; or any name at all after `from torch import *`.
+- `torch.name`, where `torch` is in every file: the name after `torch.` or after a name the file
+  binds to torch (`import torch as th`, `t = torch`), or in a `from ... import` statement; or any
+  name at all after a star import.
 
 So a rule whose findings come only from qualified names (``LooksFor.names``, and module words)
 asks this before its file is parsed (``Rule.may_report``). Measured on torch 2.14.1's sources
@@ -19,6 +20,7 @@ asks this before its file is parsed (``Rule.may_report``). Measured on torch 2.1
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -41,35 +43,88 @@ class NameRequirements:
         return frozenset(found)
 
     @cached_property
-    def _submodules(self) -> frozenset[str]:
-        """The module a name lives in, when it is a submodule (`_tensor` of
-        `torch.distributed._tensor`): spelled after a dot, or in a `from` import."""
-        return frozenset(
-            module.rpartition(".")[2] for module in (name.rpartition(".")[0] for name in self.names) if "." in module
-        )
+    def _modules(self) -> tuple[tuple[tuple[str, ...], str], ...]:
+        """For each submodule a name lives in (`torch.distributed._tensor`): the words of the path
+        between torch and it (each spelled somewhere: in the import that binds the path, if not
+        in the reference), and the submodule itself (after a dot, or in a `from` import)."""
+        found = []
+        for module in sorted({name.rpartition(".")[0] for name in self.names if "." in name.rpartition(".")[0]}):
+            parts = module.split(".")
+            found.append((tuple(part for part in parts[:-1] if part != "torch"), parts[-1]))
+        return tuple(found)
 
     @cached_property
     def _top_level(self) -> tuple[str, ...]:
         return tuple(sorted({name.rpartition(".")[2] for name in self.names if name.rpartition(".")[0] == "torch"}))
 
-    @cached_property
-    def _patterns(self) -> tuple[re.Pattern[str], ...]:
-        """Each starts with a literal or a word the engine finds fast; an alternation of words
-        tried at every position would cost more than the parse it saves."""
-        patterns = [re.compile(rf"\b{re.escape(word)}\b") for word in sorted(self._packages)]
-        dotted = "|".join(map(re.escape, sorted({*self._submodules, *self._top_level})))
-        if dotted:
-            patterns += [
-                re.compile(rf"\.\s*(?:{dotted})\b"),
-                re.compile(rf"from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*?|[^\n]*?)\b(?:{dotted})\b"),
-            ]
-        if self._top_level:
-            patterns.append(re.compile(r"import\s*\*"))  # `from torch import *`: a bare name may be torch's
-        return tuple(patterns)
-
     def could_refer(self, text: str | bytes) -> bool:
         if isinstance(text, bytes):
-            text = text.decode("utf-8", "replace")  # (patterns are ASCII: offsets do not matter here)
-        if not any(word in text for word in (*self._packages, *self._submodules, *self._top_level)):
-            return False  # (a substring test first: most files spell none of them at all)
-        return any(pattern.search(text) for pattern in self._patterns)
+            text = text.decode("utf-8", "replace")  # (the words are ASCII: offsets do not matter here)
+        if any(_has_word(text, word) for word in self._packages):
+            return True
+        for middle, last in self._modules:
+            if all(_has_word(text, part) for part in middle) and _spelled_as_member(text, last):
+                return True
+        if not self._top_level:
+            return False
+        if "import *" in text or re.search(r"import\s+\*", text):
+            return True  # `from torch import *`: a bare name may be torch's
+        torch_names = _torch_names(text)
+        return any(_spelled_as_member(text, word, torch_names) for word in self._top_level)
+
+
+def _word_starts(text: str, word: str) -> Iterator[int]:
+    """Where ``word`` stands as a whole word (str.find: a regex that starts with ``\\b`` is
+    tried at every position, ten times slower on large files)."""
+    size = len(word)
+    index = text.find(word)
+    while index >= 0:
+        end = index + size
+        if (index == 0 or not _is_word_char(text[index - 1])) and (end == len(text) or not _is_word_char(text[end])):
+            yield index
+        index = text.find(word, end)
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _has_word(text: str, word: str) -> bool:
+    return next(_word_starts(text, word), None) is not None
+
+
+def _spelled_as_member(text: str, word: str, owners: frozenset[str] | None = None) -> bool:
+    """``word`` after a dot (after one of ``owners`` and a dot, when given), or in a `from` import."""
+    for index in _word_starts(text, word):
+        before = text[:index].rstrip(" \t")
+        if before.endswith("."):
+            if owners is None:
+                return True
+            owner = re.search(r"(\w+)\s*$", before[:-1])
+            if owner is not None and owner.group(1) in owners:
+                return True
+        if _in_from_import(text, index):
+            return True
+    return False
+
+
+def _in_from_import(text: str, index: int) -> bool:
+    """Is ``index`` in a `from x import ...` statement (parenthesised ones too)?"""
+    line_start = text.rfind("\n", 0, index) + 1
+    if _FROM_IMPORT.match(text, line_start):
+        return True
+    opened = text.rfind("(", 0, index)
+    if opened < 0 or ")" in text[opened:index]:
+        return False
+    statement_start = text.rfind("\n", 0, opened) + 1
+    return _FROM_IMPORT.match(text, statement_start) is not None
+
+
+_FROM_IMPORT = re.compile(r"[ \t]*from[ \t]+[\w.]+[ \t]+import\b")
+
+
+def _torch_names(text: str) -> frozenset[str]:
+    """`torch` and the names a file binds to the module itself."""
+    aliases = {"torch", *re.findall(r"import\s+torch\s+as\s+(\w+)", text)}
+    aliases.update(re.findall(r"^[ \t]*(\w+)[ \t]*=[ \t]*torch[ \t]*$", text, re.MULTILINE))
+    return frozenset(aliases)
