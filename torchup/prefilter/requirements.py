@@ -96,11 +96,11 @@ def _has_word(text: str, word: str) -> bool:
 def _spelled_as_member(text: str, word: str, owners: frozenset[str] | None = None) -> bool:
     """``word`` after a dot (after one of ``owners`` and a dot, when given), or in a `from` import."""
     for index in _word_starts(text, word):
-        before = text[:index].rstrip(" \t")
+        before = text[max(0, index - 80):index].rstrip(" \t\r\n\\")  # (a window: never copy the whole prefix)
         if before.endswith("."):
             if owners is None:
                 return True
-            owner = re.search(r"(\w+)\s*$", before[:-1])
+            owner = _OWNER.search(before, 0, len(before) - 1)
             if owner is not None and owner.group(1) in owners:
                 return True
         if _in_from_import(text, index):
@@ -120,6 +120,7 @@ def _in_from_import(text: str, index: int) -> bool:
     return _FROM_IMPORT.match(text, statement_start) is not None
 
 
+_OWNER = re.compile(r"(\w+)[ \t]*$")
 _FROM_IMPORT = re.compile(r"[ \t]*from[ \t]+[\w.]+[ \t]+import\b")
 
 
