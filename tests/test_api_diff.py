@@ -333,3 +333,337 @@ def test_one_entry_per_object(tmp_path: Path) -> None:
     assert [(e["name"], e["aliases"], e["origin"]) for e in entries] == [
         ("torch.utils.removed_fn", ["torch.utils.helpers.removed_fn"], "torch.utils.helpers:removed_fn")
     ]
+
+
+# --- tools/api_history.py: deprecations, changed defaults, the history of several releases ----------------
+
+HISTORY = load_tool("api_history")
+
+# Three releases: 1.0 has the old API; 1.1 deprecates most of it; 1.2 changes defaults and moves a module.
+BASE = {
+    "torch/__init__.py": BOOM + "from torch._C import *\nfrom torch import api, utils\n",
+    "torch/_C/__init__.pyi": "def get_autocast_gpu_dtype() -> dtype: ...\n",
+    "torch/utils/__init__.py": "",
+    "torch/_helpers.py": (
+        "import warnings\n"
+        "def _warn_deprecated(name):\n"
+        '    warnings.warn(f"`{name}` is deprecated", FutureWarning)\n'
+        "def _check_verbose_deprecated_warning(verbose):\n"
+        '    if verbose != "deprecated":\n'
+        '        warnings.warn("The verbose parameter is deprecated", UserWarning)\n'
+        "def _make_deprecate(meth):\n"
+        "    def deprecated_init(*args, **kwargs):\n"
+        '        warnings.warn(f"`{meth.__name__[:-1]}` is deprecated in favor of `torch.api.{meth.__name__}`",'
+        " FutureWarning)\n"
+        "        return meth(*args, **kwargs)\n"
+        "    return deprecated_init\n"
+        "def deprecated(since, instructions):\n"
+        "    def decorator(function):\n"
+        "        def wrapper(*args, **kwargs):\n"
+        '            warnings.warn(f"deprecated since {since}: {instructions}", category=FutureWarning)\n'
+        "            return function(*args, **kwargs)\n"
+        "        return wrapper\n"
+        "    return decorator\n"
+    ),
+    "torch/_C/_VariableFunctions.pyi": (
+        '__all__ = ["lu_solve", "ger"]\n'
+        "def ger(input: Tensor, vec2: Tensor) -> Tensor: ...\n"
+        "def lu_solve(b: Tensor, LU: Tensor, pivots: Tensor) -> Tensor:\n"
+        '    r"""lu_solve(b, LU, pivots) -> Tensor\n\n'
+        "    .. warning::\n\n"
+        "        :func:`torch.lu_solve` is deprecated in favor of :func:`torch.linalg.lu_solve`.\n"
+        '    """\n'
+    ),
+}
+
+V10 = {
+    **BASE,
+    "torch/api.py": (
+        "from torch._C._VariableFunctions import ger, lu_solve\n"
+        "__all__ = ['load', 'export', 'plain', 'uniform_', 'Scheduler', 'StepScheduler', 'autocast', 'checkpoint',\n"
+        "           'assert_allclose', 'old_user_warning', 'unrelated_warning', 'via_helper', 'decorated_by_torch',\n"
+        "           'new_style', 'lu_solve', 'ger']\n"
+        "def load(f, *, weights_only=None):\n"
+        "    if weights_only is None:\n"
+        "        weights_only = False\n"
+        "def export(model, dynamo=False): ...\n"
+        "def plain(x): ...\n"
+        "def uniform_(t): ...\n"
+        "class Scheduler:\n"
+        "    def __init__(self, optimizer, verbose='deprecated'): ...\n"
+        "class StepScheduler(Scheduler):\n"
+        "    def __init__(self, optimizer, step, verbose='deprecated'):\n"
+        "        super().__init__(optimizer, verbose)\n"
+        "class autocast:\n"
+        "    def __init__(self, enabled=True): ...\n"
+        "def checkpoint(fn, *args, use_reentrant=None): ...\n"
+        "def assert_allclose(a, b): ...\n"
+        "def old_user_warning(x): ...\n"
+        "def unrelated_warning(x): ...\n"
+        "def via_helper(x): ...\n"
+        "def decorated_by_torch(x): ...\n"
+        "def new_style(x): ...\n"
+    ),
+    "torch/utils/old_mod.py": "def f(): ...\n",
+    "torch/distributed/__init__.py": "",
+    "torch/distributed/_tensor/__init__.py": "from torch.api import plain\n",
+    "torch/_functorch/deprecated.py": "import torch\ndef vmap(func):\n    return func\n",
+    "functorch/__init__.py": "from torch._functorch.deprecated import vmap\n",
+}
+
+V11 = {
+    **BASE,
+    "torch/api.py": (
+        "import warnings\n"
+        "from typing_extensions import deprecated\n"
+        "from torch._C._VariableFunctions import ger, lu_solve\n"
+        "from torch._helpers import _check_verbose_deprecated_warning, _make_deprecate, _warn_deprecated\n"
+        "from torch import _helpers\n"
+        "def load(f, *, weights_only=None):\n"
+        "    if weights_only is None:\n"
+        '        warnings.warn("weights_only will default to True in a future release", FutureWarning)\n'
+        "        weights_only, warn = False, True\n"
+        "def export(model, dynamo=False): ...\n"
+        "def plain(x): ...\n"
+        "def uniform_(t): ...\n"
+        "uniform = _make_deprecate(uniform_)\n"
+        "__all__ = ['load', 'export', 'plain', 'uniform_', 'uniform', 'Scheduler', 'StepScheduler', 'autocast',\n"
+        "           'checkpoint', 'assert_allclose', 'old_user_warning', 'unrelated_warning', 'via_helper',\n"
+        "           'decorated_by_torch', 'new_style', 'lu_solve', 'checkpoint_seq', 'lu', 'ger']\n"
+        "class Scheduler:\n"
+        "    def __init__(self, optimizer, verbose='deprecated'):\n"
+        "        _check_verbose_deprecated_warning(verbose)\n"
+        "class StepScheduler(Scheduler):\n"
+        "    def __init__(self, optimizer, step, verbose='deprecated'):\n"
+        "        super().__init__(optimizer, verbose)\n"
+        "class autocast:\n"
+        "    @deprecated(\"`torch.api.autocast(...)` is deprecated. Please use `torch.amp.autocast(...)` instead.\","
+        " category=FutureWarning)\n"
+        "    def __init__(self, enabled=True): ...\n"
+        "def checkpoint(fn, *args, use_reentrant=None):\n"
+        "    if use_reentrant is None:\n"
+        '        warnings.warn("use_reentrant should be passed explicitly. In a future release, calling it without'
+        ' use_reentrant will raise an exception.")\n'
+        "        use_reentrant = True\n"
+        '@deprecated("`assert_allclose` is deprecated, use `torch.testing.assert_close`", category=DeprecationWarning)\n'
+        "def assert_allclose(a, b): ...\n"
+        "def checkpoint_seq(fn, *, use_reentrant=None):\n"
+        "    return _checkpoint_seq_impl(fn, use_reentrant=use_reentrant)\n"
+        "def _checkpoint_seq_impl(fn, use_reentrant=None):\n"
+        "    if use_reentrant is None:\n"
+        '        warnings.warn("use_reentrant should be passed: we will raise an exception otherwise")\n'
+        "def _lu_impl(A):\n"
+        '    """.. warning:: :func:`torch.api.lu` is deprecated in favor of :func:`torch.linalg.lu_factor`."""\n'
+        "lu = dict(impl=_lu_impl)\n"
+        "lu.__doc__ = _lu_impl.__doc__\n"
+        "def old_user_warning(x):\n"
+        '    warnings.warn("old_user_warning is deprecated and will be removed")\n'
+        "def unrelated_warning(x):\n"
+        '    warnings.warn("x is large", UserWarning)\n'
+        "def via_helper(x):\n"
+        '    _warn_deprecated("via_helper")\n'
+        '@_helpers.deprecated("1.1", "use plain")\n'
+        "def decorated_by_torch(x): ...\n"
+        "@warnings.deprecated('gone soon')\n"
+        "def new_style(x): ...\n"
+        "_deprecated_attrs = {'has_cuda': None}\n"
+        "_old_attrs = {'has_mps': None}\n"
+        "_lazy = ['other']\n"
+        "def __getattr__(name):\n"
+        "    if name in _deprecated_attrs:\n"
+        "        warnings.warn(f\"'{name}' is deprecated\", FutureWarning)\n"
+        "    replacement = _old_attrs.get(name)\n"
+        "    if replacement is not None:\n"
+        "        warnings.warn(f\"'{name}' is deprecated\", FutureWarning)\n"
+        "    if name in _lazy:\n"
+        "        return 1\n"
+    ),
+    "torch/utils/old_mod.py": (
+        'import warnings\nwarnings.warn("torch.utils.old_mod is deprecated", DeprecationWarning)\ndef f(): ...\n'
+    ),
+    "torch/distributed/__init__.py": "",
+    "torch/distributed/_tensor/__init__.py": '"""NOTICE: DTensor has moved to torch.distributed.tensor"""\n'
+    "from torch.api import plain\n",
+    "torch/_functorch/deprecated.py": (
+        "import warnings\n"
+        "def get_warning(api):\n"
+        '    warning = f"`functorch.{api}` is deprecated. Please use `torch.func.{api}` instead"\n'
+        "    return warning\n"
+        "def warn_deprecated(api):\n"
+        "    warning = get_warning(api)\n"
+        "    warnings.warn(warning, FutureWarning)\n"
+        "def vmap(func):\n"
+        '    warn_deprecated("vmap")\n'
+        "    return func\n"
+    ),
+    "functorch/__init__.py": "from torch._functorch.deprecated import vmap\n",
+    # before torch 2.3 the docstrings of C functions were set here, not in the stubs
+    "torch/_torch_docs.py": (
+        "import torch\nfrom torch._C import _add_docstr as add_docstr\n"
+        'add_docstr(torch.api.ger, r"""ger(input, vec2) -> Tensor\n\n'
+        '.. warning::\n    This function is deprecated and will be removed in a future PyTorch release."""\n)\n'
+    ),
+    # a warning raised in C++: only its message, compiled into the library, tells
+    "torch/lib/libtorch_python.so": "\x7fELF\x00torch.get_autocast_gpu_dtype() is deprecated. Please use"
+    " torch.get_autocast_dtype('cuda') instead.\x00torch.unknown_name() is deprecated.\x00",
+}
+
+V12 = {
+    **V11,
+    "torch/api.py": V11["torch/api.py"]
+    .replace("        weights_only, warn = False, True\n", "        weights_only = True\n")
+    .replace("def export(model, dynamo=False)", "def export(model, dynamo=True)"),
+}
+
+# (kind, name, parameter) -> the release that first shows it
+EXPECTED_HISTORY = {
+    ("deprecated", "torch.api.autocast", None): "1.1",
+    ("deprecated", "torch.api.assert_allclose", None): "1.1",
+    ("deprecated", "torch.api.old_user_warning", None): "1.1",
+    ("deprecated", "torch.api.via_helper", None): "1.1",
+    ("deprecated", "torch.api.decorated_by_torch", None): "1.1",
+    ("deprecated", "torch.api.new_style", None): "1.1",
+    ("deprecated", "torch.api.uniform", None): "1.1",
+    ("deprecated", "torch.api.has_cuda", None): "1.1",
+    ("deprecated", "torch.api.has_mps", None): "1.1",
+    ("deprecated", "torch.api.lu_solve", None): "1.0",  # only its docstring says so (the warning is in C++)
+    ("deprecated", "torch.api.ger", None): "1.1",  # the same, set by add_docstr in torch/_torch_docs.py
+    ("deprecated", "functorch.vmap", None): "1.1",
+    ("deprecated", "torch.get_autocast_gpu_dtype", None): "1.1",
+    ("parameter-deprecated", "torch.api.Scheduler", "verbose"): "1.1",
+    ("parameter-deprecated", "torch.api.StepScheduler", "verbose"): "1.1",  # through super().__init__
+    ("parameter-deprecated", "torch.api.checkpoint", "use_reentrant"): "1.1",
+    ("parameter-deprecated", "torch.api.checkpoint_seq", "use_reentrant"): "1.1",  # its _impl warns
+    ("deprecated", "torch.api.lu", None): "1.1",  # a value whose __doc__ is a function's
+    ("parameter-deprecated", "torch.api.load", "weights_only"): "1.1",
+    ("module-deprecated", "torch.utils.old_mod", None): "1.1",
+    ("module-deprecated", "torch.distributed._tensor", None): "1.1",
+    ("default-changed", "torch.api.export", "dynamo"): "1.2",
+    ("default-changed", "torch.api.load", "weights_only"): "1.2",
+}
+
+
+@pytest.fixture
+def history_wheels(tmp_path: Path) -> list[Path]:
+    return [
+        write_wheel(tmp_path / f"torch-{v}-py3-none-any.whl", files, v)
+        for v, files in (("1.0.0", V10), ("1.1.0", V11), ("1.2.0", V12))
+    ]
+
+
+def run_history(wheels: list[Path], tmp_path: Path) -> dict:
+    data = HISTORY.history(wheels, tmp_path / "md", "python3 tools/api_history.py")
+    return HISTORY.apply_confirmations({"_about": "test", **data}, None)
+
+
+def test_history_finds_deprecations_and_defaults(history_wheels: list[Path], tmp_path: Path) -> None:
+    data = run_history(history_wheels, tmp_path)
+    found = {(r["kind"], r["name"], r.get("parameter")): r for r in data["changes"]}
+    for key, release in EXPECTED_HISTORY.items():
+        assert key in found, key
+        assert found[key]["release"] == release, (key, found[key])
+    assert data["releases"] == {"1.0": "1.0.0", "1.1": "1.1.0", "1.2": "1.2.0"}
+    assert not any(r["name"] == "torch.api.unrelated_warning" for r in data["changes"])
+    assert not any(r["name"] in ("torch.api.other", "torch.unknown_name") for r in data["changes"])
+    assert not any(r["kind"] == "deprecated" and r["name"] in ("torch.api.Scheduler", "torch.api.checkpoint")
+                   for r in data["changes"])  # only a parameter is deprecated
+    assert ("parameter-deprecated", "torch.api.Scheduler", "optimizer") not in found
+
+
+def test_history_records_evidence(history_wheels: list[Path], tmp_path: Path) -> None:
+    found = {(r["kind"], r["name"], r.get("parameter")): r for r in run_history(history_wheels, tmp_path)["changes"]}
+    autocast = found[("deprecated", "torch.api.autocast", None)]
+    assert autocast["category"] == "FutureWarning"
+    assert autocast["replacement"] == "torch.amp.autocast"
+    assert autocast["evidence"]["wheel"] == "torch-1.1.0"
+    assert autocast["evidence"]["file"] == "torch/api.py"
+    assert autocast["evidence"]["how"] == "decorator typing_extensions.deprecated"
+    assert autocast["evidence"]["warning"].startswith("`torch.api.autocast(...)` is deprecated.")
+    assert found[("deprecated", "torch.api.assert_allclose", None)]["category"] == "DeprecationWarning"
+    assert found[("deprecated", "torch.api.old_user_warning", None)]["category"] == "UserWarning"
+    vmap = found[("deprecated", "functorch.vmap", None)]
+    assert vmap["evidence"]["warning"] == "`functorch.{api}` is deprecated. Please use `torch.func.{api}` instead"
+    assert vmap["evidence"]["how"] == "helper warn_deprecated('vmap')"
+    assert vmap["evidence"]["file"] == "torch/_functorch/deprecated.py"
+    verbose = found[("parameter-deprecated", "torch.api.Scheduler", "verbose")]
+    assert verbose["evidence"]["warning"] == "The verbose parameter is deprecated"
+    assert verbose["evidence"]["how"] == "helper _check_verbose_deprecated_warning(verbose)"
+    lu_solve = found[("deprecated", "torch.api.lu_solve", None)]
+    assert lu_solve["evidence"]["how"] == "docstring"
+    assert lu_solve["evidence"]["file"] == "torch/_C/_VariableFunctions.pyi"
+    assert lu_solve["replacement"] == "torch.linalg.lu_solve"
+    native = found[("deprecated", "torch.get_autocast_gpu_dtype", None)]
+    assert native["evidence"] == {
+        "wheel": "torch-1.1.0",
+        "file": "torch/lib/libtorch_python.so",
+        "warning": "torch.get_autocast_gpu_dtype() is deprecated. Please use torch.get_autocast_dtype('cuda') instead.",
+        "how": "C++ message",
+    }
+    module = found[("module-deprecated", "torch.utils.old_mod", None)]
+    assert (module["evidence"]["line"], module["category"]) == (2, "DeprecationWarning")
+    dynamo = found[("default-changed", "torch.api.export", "dynamo")]
+    assert (dynamo["old"], dynamo["new"]) == ("False", "True")
+    weights_only = found[("default-changed", "torch.api.load", "weights_only")]
+    assert (weights_only["old"], weights_only["new"]) == ("False", "True")
+    assert "resolved in the body" in weights_only["evidence"]["detail"]
+    assert all(r["confirmed_by_run"] is False for r in found.values())
+
+
+def test_history_json_is_deterministic(history_wheels: list[Path], tmp_path: Path) -> None:
+    first = HISTORY.dump(run_history(history_wheels, tmp_path))
+    second = HISTORY.dump(run_history(history_wheels, tmp_path))
+    assert first == second
+    data = json.loads(first)
+    assert list(data) == ["_about", "releases", "not_detectable", "changes"]
+    keys = [(HISTORY.ad.version_key(r["release"]), r["kind"], r["name"]) for r in data["changes"]]
+    assert sum(line.startswith(' {"release": ') for line in first.splitlines()) == len(data["changes"])  # one a line
+    assert [k[0] for k in keys] == sorted(k[0] for k in keys)
+
+
+def test_history_writes_one_markdown_per_pair(history_wheels: list[Path], tmp_path: Path) -> None:
+    run_history(history_wheels, tmp_path)
+    assert sorted(p.name for p in (tmp_path / "md").iterdir()) == [
+        "torch-1.0.0-to-1.1.0.md",
+        "torch-1.1.0-to-1.2.0.md",
+    ]
+    text = (tmp_path / "md" / "torch-1.1.0-to-1.2.0.md").read_text()
+    assert text.startswith("# torch API diff: 1.1.0 → 1.2.0\n")
+    assert "default of `dynamo` changed: `False` → `True`" in text
+
+
+def test_confirmations_mark_changes(history_wheels: list[Path], tmp_path: Path) -> None:
+    data = HISTORY.history(history_wheels, None, "x")
+    confirmed = {"probes": [{"kind": "deprecated", "name": "torch.api.autocast", "parameter": None, "confirmed": True},
+                            {"kind": "deprecated", "name": "torch.api.via_helper", "parameter": None,
+                             "confirmed": False}]}
+    marked = {r["name"] for r in HISTORY.apply_confirmations(data, confirmed)["changes"] if r["confirmed_by_run"]}
+    assert marked == {"torch.api.autocast"}
+
+
+# The committed data: what the lead's rules are mapped from.
+DATA = ROOT / "torchup" / "data" / "api_changes.json"
+KNOWN = {
+    ("default-changed", "torch.load", "weights_only", "2.6"),
+    ("default-changed", "torch.onnx.export", "dynamo", "2.9"),
+    ("deprecated", "torch.cuda.amp.autocast", None, "2.4"),
+    ("deprecated", "torch.cuda.amp.GradScaler", None, "2.4"),
+    ("deprecated", "torch.cuda.amp.custom_fwd", None, "2.4"),
+    ("deprecated", "torch.cuda.amp.custom_bwd", None, "2.4"),
+    ("deprecated", "torch.cpu.amp.autocast", None, "2.4"),
+    ("deprecated", "torch.get_autocast_gpu_dtype", None, "2.4"),
+    ("deprecated", "torch.lu", None, "2.0"),
+}
+
+
+def test_committed_api_changes() -> None:
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    assert set(data) == {"_about", "releases", "not_detectable", "changes"}
+    assert list(data["releases"]) == [HISTORY.minor(v) for v in HISTORY.RELEASES]
+    for record in data["changes"]:
+        assert {"release", "kind", "name", "evidence", "confirmed_by_run"} <= set(record), record
+        assert record["release"] in data["releases"]
+        assert record["kind"] in HISTORY.CHANGE_KINDS
+        assert record["evidence"]["wheel"].startswith("torch-")
+    found = {(r["kind"], r["name"], r.get("parameter"), r["release"]) for r in data["changes"]}
+    assert found >= KNOWN, KNOWN - found
+    assert HISTORY.dump(data) == DATA.read_text(encoding="utf-8")  # as the tool writes it

@@ -3,6 +3,7 @@
 
     python3 tools/api_diff.py OLD NEW [--format md|json] [--output FILE] [--module-prefix torch.distributed ...]
                               [--include-unlisted] [--collapse MODULE ...] [--removals-json FILE] [--package torch]
+                              [--also-package functorch]
 
 OLD and NEW are each a site-packages directory (or any directory holding `torch/`), the `torch` package
 directory itself, a virtual environment, a venv's python executable, or a `.whl` file (read in place
@@ -110,11 +111,11 @@ def module_name(relpath: str) -> str | None:
     return ".".join(parts) if all(p.isidentifier() for p in parts) else None
 
 
-def index_files(names: Iterable[str], package: str) -> dict[str, dict[str, str]]:
+def index_files(names: Iterable[str], packages: tuple[str, ...]) -> dict[str, dict[str, str]]:
     modules: dict[str, dict[str, str]] = defaultdict(dict)
     for name in names:
         relpath = name.replace("\\", "/")
-        if not relpath.startswith(package + "/") or not relpath.endswith((".py", ".pyi")):
+        if relpath.split("/")[0] not in packages or not relpath.endswith((".py", ".pyi")):
             continue
         module = module_name(relpath)
         if module is not None:
@@ -139,19 +140,20 @@ def version_from(names: Iterable[str], read: Callable[[str], bytes], package: st
     return "unknown"
 
 
-def open_wheel(path: Path, package: str) -> Tree:
+def open_wheel(path: Path, package: str, also: tuple[str, ...] = ()) -> Tree:
     archive = zipfile.ZipFile(path)
     names = archive.namelist()
     version = version_from(names, archive.read, package)
-    return Tree(str(path), version, index_files(names, package), archive.read, archive.close)
+    return Tree(str(path), version, index_files(names, (package, *also)), archive.read, archive.close)
 
 
-def open_directory(root: Path, package: str) -> Tree:
-    """`root` is the directory that holds the package (site-packages)."""
-    files = [p.relative_to(root).as_posix() for p in (root / package).rglob("*.py*")]
+def open_directory(root: Path, package: str, also: tuple[str, ...] = ()) -> Tree:
+    """`root` is the directory that holds the package (site-packages); `also`: other top-level packages
+    of the same distribution (functorch ships in the torch wheel)."""
+    files = [p.relative_to(root).as_posix() for pkg in (package, *also) for p in (root / pkg).rglob("*.py*")]
     dist_infos = [p.name + "/" for p in root.glob(f"{package}-*.dist-info")]
     read = lambda name: (root / name).read_bytes()  # noqa: E731
-    return Tree(str(root), version_from(dist_infos, read, package), index_files(files, package), read)
+    return Tree(str(root), version_from(dist_infos, read, package), index_files(files, (package, *also)), read)
 
 
 def site_packages_of(python: Path) -> list[Path]:
@@ -174,14 +176,14 @@ def package_root(spec: Path, package: str) -> Path | None:
     return found
 
 
-def open_tree(spec: str, package: str) -> Tree:
+def open_tree(spec: str, package: str, also: tuple[str, ...] = ()) -> Tree:
     path = Path(spec)
     if path.suffix == ".whl" and path.is_file():
-        return open_wheel(path, package)
+        return open_wheel(path, package, also)
     root = package_root(path, package) if path.exists() else None
     if root is None:
         raise SystemExit(f"api_diff: no `{package}` package found in {spec}")
-    return open_directory(root, package)
+    return open_directory(root, package, also)
 
 
 # --- Parsing one module ------------------------------------------------------------------------
@@ -541,9 +543,17 @@ class Api:
     """The public names of one installation, computed on demand (private modules are parsed only when
     a public name points into them)."""
 
-    def __init__(self, tree: Tree, package: str, warn: Callable[[str], None], include_unlisted: bool = False):
+    def __init__(
+        self,
+        tree: Tree,
+        package: str,
+        warn: Callable[[str], None],
+        include_unlisted: bool = False,
+        also: tuple[str, ...] = (),
+    ):
         self.tree = tree
         self.package = package
+        self.packages = (package, *also)  # top-level packages whose public modules count
         self.warn = warn
         self._modules: dict[str, ModuleInfo | None] = {}
         self._stars: dict[str, list[str]] = {}
@@ -608,7 +618,7 @@ class Api:
     def resolve_dotted(self, module: str, dotted: str, depth: int = 0) -> Sym | None:
         first, *rest = dotted.split(".")
         sym = self.lookup(module, first, depth)
-        if sym is None and first == self.package:
+        if sym is None and first in self.packages:
             sym = Sym(first, "", ModRef(first))  # the package is always importable by its name
         for part in rest:
             if sym is None:
@@ -786,7 +796,7 @@ def is_public_member(name: str) -> bool:
 
 
 def public_modules(api: Api, prefixes: list[str]) -> list[str]:
-    modules = [m for m in api.tree.modules if m.split(".")[0] == api.package and not is_private_module(m)]
+    modules = [m for m in api.tree.modules if m.split(".")[0] in api.packages and not is_private_module(m)]
     if prefixes:
         modules = [m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes)]
     return sorted(modules)
@@ -1185,15 +1195,20 @@ def version_key(version: str) -> tuple:
 
 
 def run(
-    old: str, new: str, package: str = "torch", prefixes: Iterable[str] = (), include_unlisted: bool = False
+    old: str,
+    new: str,
+    package: str = "torch",
+    prefixes: Iterable[str] = (),
+    include_unlisted: bool = False,
+    also: tuple[str, ...] = (),
 ) -> tuple[list[Entry], dict]:
     """Compare two installations; returns the entries and what describes the run."""
     started = time.perf_counter()
     prefixes = list(prefixes)
     warn = lambda message: print(f"api_diff: {message}", file=sys.stderr)  # noqa: E731
-    trees = [open_tree(old, package), open_tree(new, package)]
+    trees = [open_tree(old, package, also), open_tree(new, package, also)]
     try:
-        apis = [Api(tree, package, warn, include_unlisted) for tree in trees]
+        apis = [Api(tree, package, warn, include_unlisted, also) for tree in trees]
         items = [surface(api, prefixes) for api in apis]
         entries = diff(apis[1], *items)
         sides = {
@@ -1217,6 +1232,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--module-prefix", action="extend", nargs="+", default=[], metavar="MODULE",
                         help="only modules equal to or under these (e.g. torch.distributed)")
     parser.add_argument("--package", default="torch", help="the top-level package to compare (default: torch)")
+    parser.add_argument("--also-package", action="extend", nargs="+", default=[], metavar="PACKAGE",
+                        help="other top-level packages of the same distribution to compare (functorch)")
     parser.add_argument("--include-unlisted", action="store_true",
                         help="also compare top-level names a module's __all__ leaves out (reported apart)")
     parser.add_argument("--collapse", action="extend", nargs="+", default=[], metavar="MODULE",
@@ -1229,7 +1246,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    entries, meta = run(args.old, args.new, args.package, args.module_prefix, args.include_unlisted)
+    entries, meta = run(args.old, args.new, args.package, args.module_prefix, args.include_unlisted,
+                        tuple(args.also_package))
     meta["command"] = shlex.join(["python3", "tools/api_diff.py", *argv])
     text = as_json(entries, meta) if args.format == "json" else markdown(entries, meta, args.collapse)
     if args.output:
