@@ -125,7 +125,18 @@ _FROM_IMPORT = re.compile(r"[ \t]*from[ \t]+[\w.]+[ \t]+import\b")
 
 
 def _torch_names(text: str) -> frozenset[str]:
-    """`torch` and the names a file binds to the module itself."""
-    aliases = {"torch", *re.findall(r"import\s+torch\s+as\s+(\w+)", text)}
-    aliases.update(re.findall(r"^[ \t]*(\w+)[ \t]*=[ \t]*torch[ \t]*$", text, re.MULTILINE))
-    return frozenset(aliases)
+    """`torch` and the names a file binds to the module itself (substring tests first: the
+    patterns are tried only in the few files that alias torch; one answer per text, as every
+    rule of a file asks)."""
+    if _LAST_TEXT[0] is text:
+        return _LAST_TEXT[1]
+    aliases = {"torch"}
+    if "torch as" in text:
+        aliases.update(re.findall(r"import\s+torch\s+as\s+(\w+)", text))
+    if "= torch\n" in text or "=torch\n" in text:
+        aliases.update(re.findall(r"(?m)^[ \t]*(\w+)[ \t]*=[ \t]*torch[ \t]*$", text))
+    _LAST_TEXT[:] = [text, frozenset(aliases)]
+    return _LAST_TEXT[1]
+
+
+_LAST_TEXT: list = [None, frozenset()]

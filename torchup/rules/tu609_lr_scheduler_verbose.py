@@ -8,8 +8,6 @@ from torchup.analysis.context import Context
 from torchup.analysis.patterns import Edits, literal_bool, literal_dict_keyword
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Fix
-from torchup.core.lexing import Spans
-from torchup.prefilter.requirements import NameRequirements
 
 MODULE = "torch.optim.lr_scheduler"
 # The position of `verbose` among each scheduler's `__init__` parameters (after `self`), always the
@@ -63,7 +61,9 @@ class LrSchedulerVerbose(Rule):
     summary = "LR schedulers' `verbose=` warns since torch 2.2 and raises TypeError since 2.7; remove it."
     since = "2.7"
     fix_availability = FixAvailability.SOMETIMES
-    looks_for = LooksFor(names=tuple(sorted(SCHEDULERS)), keywords=("verbose",))
+    # Every finding needs a scheduler spelled in the file (the call, or the base of a subclass):
+    # `verbose`, a keyword of countless functions, only adds lines to read (``focus_lines``).
+    looks_for = LooksFor(names=tuple(sorted(SCHEDULERS)))
     docs = RuleDocs(
         what="""
         Finds `verbose` passed to a learning-rate scheduler of `torch.optim.lr_scheduler`
@@ -236,16 +236,12 @@ class LrSchedulerVerbose(Rule):
     )
 
     def focus_lines(self, text: str) -> list[int]:
-        # A subclass's `super().__init__(...)` spells no scheduler name: keep the `__init__` bodies
-        # of a file that names a scheduler (over-inclusive, and cheap: such files are few).
+        # A subclass's `super().__init__(...)` spells no scheduler name, nor does a `**{"verbose":
+        # ...}` built apart: keep the `__init__` bodies and the `verbose` lines of a file that names
+        # a scheduler (over-inclusive, and cheap: such files are few).
         if not any(name in text for name in VERBOSE_POSITION):
             return []
-        return [number for number, line in enumerate(text.splitlines(), 1) if "__init__" in line]
-
-    def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
-        # `verbose=` is a keyword of countless functions: a finding also needs a scheduler, whose
-        # every reference spells its module `lr_scheduler` (torchup/prefilter/requirements.py).
-        return _SCHEDULER_MODULE.could_refer(spans.text)
+        return [number for number, line in enumerate(text.splitlines(), 1) if "__init__" in line or "verbose" in line]
 
     def check(self, ctx: Context) -> None:
         for call, qualname in ctx.calls_to(frozenset(SCHEDULERS)):
@@ -311,6 +307,5 @@ def _is_super_init(call: ast.Call) -> bool:
     )
 
 
-_SCHEDULER_MODULE = NameRequirements(tuple(sorted(SCHEDULERS)))
 
 RULE = LrSchedulerVerbose()
