@@ -240,6 +240,13 @@ class Rule:
             return self.change.value
         return f"since torch {self.since}: {self.change.value}"
 
+    def _default_in_words(self) -> str:
+        if not self.enabled_by_default:
+            return "no (`--select`)"
+        if self.change is Change.RAISES or self.since is None:
+            return "yes"
+        return f"for code on a release before {self.since} (the from-version; `--select` otherwise)"
+
     def render_docs(self) -> str:
         lines = [f"# {self.code} {self.name}", "", self.summary, ""]
         if self.since and self.until:
@@ -248,7 +255,7 @@ class Rule:
             lines += [f"Applies to: upgrading to torch {self.since} or later.", ""]
         lines += [f"Change: {self.describe_change()}.", ""]
         lines += [
-            f"Fix: {self.fix_availability.value}. On by default: {'yes' if self.enabled_by_default else 'no'}.",
+            f"Fix: {self.fix_availability.value}. On by default: {self._default_in_words()}.",
             "",
         ]
         sections = [
