@@ -108,7 +108,8 @@ def _is_fallback(statement: ast.Try, handler: ast.AST, segment: Segment) -> bool
     imports = any(_imports_torch(stmt) for stmt in statement.body)
     if caught & {"ImportError", "ModuleNotFoundError"} and imports:
         return True
-    return bool(caught & {"AttributeError", "TypeError"}) and all(_names_torch(stmt, segment) for stmt in statement.body)
+    probes = all(_names_torch(stmt, segment) for stmt in statement.body)
+    return bool(caught & {"AttributeError", "TypeError"}) and probes
 
 
 def _imports_torch(statement: ast.stmt) -> bool:
