@@ -62,9 +62,10 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import contextlib
@@ -677,6 +678,16 @@ class Fact:
     aliases: tuple[str, ...] = ()
 
 
+def _docstring_fact(definitions: Iterable[Any], path: str, aliases: tuple[str, ...]) -> list[Fact]:
+    """A deprecation that only a docstring states: the first of ``definitions`` whose docstring
+    says it is deprecated (`torch.lu`, whose warning the C++ kernel gives)."""
+    for d in definitions:
+        sentence = says_deprecated(docstring_of(d.node), path)
+        if sentence:
+            return [Fact("deprecated", path, None, Warn(sentence, "", d.file, d.node.lineno, how="docstring"), aliases)]
+    return []
+
+
 def scan_release(source: Source, items: dict[str, ad.Item]) -> tuple[list[Fact], dict[str, dict[str, str]]]:
     """The deprecations of one release, and the `None` defaults its functions resolve in their bodies."""
     api = source.api
@@ -715,19 +726,7 @@ def scan_release(source: Source, items: dict[str, ad.Item]) -> tuple[list[Fact],
         defs = source.definitions(origin, qualname)
         documented = source.doc_aliases(origin).get(qualname)
         if not defs and documented:  # `lu = boolean_dispatch(...)`, `lu.__doc__ = _lu_impl.__doc__`
-            for d in source.definitions(origin, documented):
-                sentence = says_deprecated(docstring_of(d.node), lead.path)
-                if sentence:
-                    facts.append(
-                        Fact(
-                            "deprecated",
-                            lead.path,
-                            None,
-                            Warn(sentence, "", d.file, d.node.lineno, how="docstring"),
-                            aliases,
-                        )
-                    )
-                    break
+            facts += _docstring_fact(source.definitions(origin, documented), lead.path, aliases)
         if not defs:
             continue
         runtime = next((d for d in defs if d.file.endswith(".py")), None)
@@ -739,19 +738,7 @@ def scan_release(source: Source, items: dict[str, ad.Item]) -> tuple[list[Fact],
             w = next(w for w in warns if param in w.params)
             facts.append(Fact("parameter-deprecated", lead.path, param, w, aliases))
         if not own:
-            for d in defs:
-                sentence = says_deprecated(docstring_of(d.node), lead.path)
-                if sentence:
-                    facts.append(
-                        Fact(
-                            "deprecated",
-                            lead.path,
-                            None,
-                            Warn(sentence, "", d.file, d.node.lineno, how="docstring"),
-                            aliases,
-                        )
-                    )
-                    break
+            facts += _docstring_fact(defs, lead.path, aliases)
         if runtime and lead.kind in ad.FUNCTION_KINDS:
             resolved = resolved_defaults(runtime.node)  # type: ignore[arg-type]
             if resolved:
