@@ -1,7 +1,7 @@
 """Re-create the files of the hand-labelled corpus (issue 21) from fetched git mirrors.
 
     python3 bench/corpus/materialize.py            # mirrors: $TORCHUP_MIRRORS, else ~/.cache/torchup/mirrors
-    python3 bench/corpus/materialize.py --mirrors /work/.mirror --out /tmp/corpus
+    python3 bench/corpus/materialize.py --mirrors DIR --out /tmp/corpus   (DIR: the git mirrors the search tool fetched)
 
 Every file of `bench/corpus/manifest.json` is read with `git show COMMIT:PATH` from a bare mirror,
 `MIRRORS/<owner>+<name>/repo` (the layout the search tool's `fetch github:<owner>/<name>` makes), and

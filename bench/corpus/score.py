@@ -1,6 +1,6 @@
 """Recall and precision of torchup per rule family on the hand-labelled corpus of real code (issue 21).
 
-    python3 bench/corpus/materialize.py --mirrors /work/.mirror      # once: re-create the files
+    python3 bench/corpus/materialize.py --mirrors DIR      # once: re-create the files (DIR: fetched git mirrors)
     python3 bench/corpus/score.py                                     # corpus: ~/.cache/torchup/corpus
     python3 bench/corpus/score.py --corpus DIR --write-results        # also replace the section of bench/RESULTS.md
 
@@ -290,7 +290,7 @@ def render(manifest: dict, scores: dict[str, FamilyScore], corpus: Path, missing
     listing("old-torch-only labels torchup reports", [(f, w) for f, r in scores.items() for w in r.old_reported])
     listing("old-torch-only labels torchup does not report", [(f, w) for f, r in scores.items() for w in r.old_silent])
     listing("Missed `report` labels", [(f, w) for f, r in scores.items() for w in r.missed])
-    out += ["", "Reproduce: `python3 bench/corpus/materialize.py --mirrors /work/.mirror` (fetch the repositories "
+    out += ["", "Reproduce: `python3 bench/corpus/materialize.py --mirrors DIR` (fetch the repositories "
             "above first), then `python3 bench/corpus/score.py --write-results`.", "", END]
     return "\n".join(out)
 
