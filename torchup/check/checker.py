@@ -215,8 +215,25 @@ class Checker:
         ``lines``: every line that holds one of this file's trigger words or a scope word, as
         (number, offset), when grep said (the scan then reads only those)."""
         scan = self._filter(path)
+        if isinstance(scan, TriggerPattern) and lines is not None and self._names_not_referred(path, raw, lines, scan):
+            return Prescan(self.reports(UNUSED_NOQA, path) and mentions_noqa(raw), None)
         found = scan.scan(raw, lines) if isinstance(scan, TriggerPattern) else None
         return Prescan(self._could_match(raw, path, found), found)
+
+    def _names_not_referred(
+        self, path: str, raw: bytes, lines: tuple[tuple[int, int], ...], pattern: TriggerPattern
+    ) -> bool:
+        """Whether every rule with a word on grep's lines finds only qualified names, none of whose
+        modules this file spells (``Rule.name_requirements``): then no rule can report, and the
+        word scan, the costliest step for common words (`checkpoint` stands in 887 of transformers'
+        2,912 files, nearly all in prose), is skipped. The same answer ``may_report`` would give
+        after the scan."""
+        present = pattern.words_on_lines(raw, lines)
+        candidates = [rule for rule in self.rules_for(path) if not present.isdisjoint(rule.triggers)]
+        if not candidates or any(rule.name_requirements is None for rule in candidates):
+            return False
+        text = raw.decode("utf-8", "replace")
+        return not any(rule.name_requirements.could_refer(text) for rule in candidates)  # type: ignore[union-attr]
 
     def analyze(self, source: SourceFile, prescan: Prescan | None = None) -> Analysis:
         """Check one text; ``prescan``: ``self.prescan`` of its bytes, if taken (spares a scan)."""
