@@ -1,4 +1,4 @@
-"""Proof by execution for the fixes of 2.14's FutureWarnings (TU170, TU171, TU172).
+"""Proof by execution for the fixes of 2.14's FutureWarnings (TU170, TU171, TU172, TU633).
 
 Each program is fixed by torchup, then the original and the fixed program both run under torch
 2.14.1 (the release that warns): the original must emit the FutureWarning the rule is about, the
@@ -86,6 +86,22 @@ PROGRAMS = {
         RESULT = "ok"
         """,
         "_set_pg_timeout",
+        "",
+    ),
+    "TU633": (
+        """
+        import torch
+        import torch.distributed as dist
+        from torch.distributed import all_gather_into_tensor
+
+        shard = torch.arange(4.0)
+        out = torch.zeros(4)
+        all_gather_into_tensor(out, shard)
+        grad_shard = torch.zeros(4)
+        dist.reduce_scatter_tensor(grad_shard, shard * 3)
+        RESULT = [out.tolist(), grad_shard.tolist()]
+        """,
+        "_tensor` is deprecated",
         "",
     ),
     "TU172": (

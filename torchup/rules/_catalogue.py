@@ -125,6 +125,7 @@ class Entry:
     fix_safety: str
     evidence: str
     notes: str = ""
+    until: str | None = None  # the first release where the change is gone again (a warning dropped)
     unsafe: bool = False
     enabled: bool = True
     moves: dict[str, str] = field(default_factory=dict)
@@ -167,6 +168,7 @@ def _entry(raw: dict[str, Any]) -> Entry:
         fix_safety=raw["fix_safety"],
         evidence=raw["evidence"],
         notes=raw.get("notes", ""),
+        until=raw.get("until"),
         unsafe=raw.get("unsafe", False),
         enabled=raw.get("enabled", True),
         moves=dict(raw.get("moves", {})),
@@ -225,7 +227,8 @@ class CatalogueRule(Rule):
     # -- fixes -------------------------------------------------------------------------------------
     def _import_fix(self, ctx: Context, binding: Binding) -> Fix | None:
         """``from old.module import a, b`` -> ``from new.module import a, b``, when every name the line
-        imports moves to the same module (a renamed name keeps its local name with ``as``)."""
+        imports moves to the same module (a renamed name keeps its local name with ``as``: the
+        safety check proves a fix by the one node around its edits, so the uses stay as they are)."""
         statement = binding.statement
         if not isinstance(statement, ast.ImportFrom) or statement.level or statement.module is None:
             return None
@@ -379,6 +382,7 @@ def build_rules() -> tuple[Rule, ...]:
             "name": entry.name,
             "summary": entry.summary,
             "since": entry.since,
+            "until": entry.until,
             "change": entry.change,
             "enabled_by_default": entry.enabled,
             "severity": Severity.WARNING if entry.change is Change.WARNS else Severity.ERROR,

@@ -79,6 +79,11 @@ def is_sharded(t):
     return isinstance(t, DTensor) and any(isinstance(p, Shard) for p in t.placements)
 
 
+def sync_shards(out, shard, grads, grad_shard):
+    torch.distributed.all_gather_into_tensor(out, shard)
+    torch.distributed.reduce_scatter_tensor(grad_shard, grads)
+
+
 def export(model, example, path):
     torch.onnx.export(model, (example,), path, input_names=["x"])
 
