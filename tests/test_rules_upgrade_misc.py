@@ -1,19 +1,18 @@
 """TU605, TU607-TU610: deprecations on the way from torch 2.0 (set_default_tensor_type, weight_norm,
 assert_allclose, the LR schedulers' verbose, the upsample functions): import forms, look-alikes,
-tricky calls, and what the wheels say.
+tricky calls.
 
 Each fix goes through the engine (``helpers.fix``: the result parses and a second pass changes
-nothing). The facts the rules keep as constants are checked against the wheels where they are
-in the cache (skipped otherwise), and TU608's unsafe case is run to show the difference it warns of.
+nothing). The facts the rules keep as constants are checked against the wheels by a maintainer
+command (tools/check_rule_facts.py: tests read nothing outside the repository), and TU608's unsafe
+case is run to show the difference it warns of.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import textwrap
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -23,9 +22,7 @@ from helpers import check, fix
 from torchup.analysis.rule import Change
 from torchup.core.diagnostics import Applicability
 from torchup.rules import rule_by_code
-from torchup.rules.tu609_lr_scheduler_verbose import VERBOSE_POSITION
 
-WHEELS = Path.home() / ".cache" / "torchup" / "wheels"
 PROBE = Path(__file__).parent / "differential" / "probe.py"
 
 
@@ -40,18 +37,6 @@ def found(code: str, source: str, prefilter: bool = True) -> list[tuple[int, App
 
 def fixed(code: str, source: str, unsafe: bool = False) -> str:
     return fix(textwrap.dedent(source), unsafe=unsafe, select=[code])
-
-
-def wheel(version: str) -> Path:
-    matches = sorted(WHEELS.glob(f"torch-{version}-*.whl"))
-    if not matches:
-        pytest.skip(f"torch {version} wheel not in {WHEELS}")
-    return matches[0]
-
-
-def wheel_source(version: str, path: str) -> str:
-    with zipfile.ZipFile(wheel(version)) as archive:
-        return archive.read(path).decode()
 
 
 # -- the rules' identity ------------------------------------------------------------------------------
@@ -261,22 +246,6 @@ def test_tu608_unsafe_fix_changes_the_verdict_on_complex_input() -> None:
 # -- TU609 LR schedulers' verbose ------------------------------------------------------------------------
 
 
-def test_tu609_positions_match_the_last_wheel_with_verbose() -> None:
-    """VERBOSE_POSITION is what the 2.6.0 wheel's `__all__` classes take; 2.7.0 takes it nowhere."""
-    tree = ast.parse(wheel_source("2.6.0", "torch/optim/lr_scheduler.py"))
-    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
-    exported = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "__all__")
-    positions = {}
-    for name in [element.value for element in exported.value.elts]:  # type: ignore[attr-defined]
-        init = next((f for f in classes[name].body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
-        parameters = [a.arg for a in init.args.args][1:] if init else []
-        if "verbose" in parameters:
-            assert parameters[-1] == "verbose"
-            positions[name] = parameters.index("verbose")
-    assert positions == {k: v for k, v in VERBOSE_POSITION.items() if k != "_LRScheduler"}
-    assert "verbose" not in wheel_source("2.7.0", "torch/optim/lr_scheduler.py")
-
-
 def test_tu609_expression_spread_and_super_forms() -> None:
     source = """
         import torch
@@ -357,11 +326,3 @@ def test_tu610_mock_of_upsample_follows() -> None:
     assert 'mock.patch("torch.nn.functional.interpolate")' in result and "F.interpolate(None, 2)" in result
 
 
-def test_tu610_wrapper_bodies_in_the_wheels() -> None:
-    """The fix is the wrappers' own body, in the oldest and newest wheels of the range."""
-    for version in ("2.0.1", "2.15.0"):
-        text = wheel_source(version, "torch/nn/functional.py")
-        assert "return interpolate(input, size, scale_factor, mode, align_corners)" in text
-        assert 'return interpolate(input, size, scale_factor, mode="nearest")' in text.replace("'", '"')
-        assert 'return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)' in \
-            text.replace("'", '"')
