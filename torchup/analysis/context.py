@@ -178,23 +178,30 @@ class Context:
         focus = self.resolver.focus
         return ast.walk(start) if focus is None else focus.walk(start)
 
-    @cached_property
-    def _fstrings(self) -> list[tuple[int, int, str]]:
-        found = []
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.JoinedStr):
-                start, end = self.source.node_range(node)
-                text = self.source.text[start:end]
-                quote = next((c for c in text if c in "'\""), '"')
-                found.append((start, end, quote))
-        return found
-
     def quote(self, at: ast.AST) -> str:
         """The quote for a string literal written at ``at``: not the enclosing f-string's own."""
         start, end = self.source.node_range(at)
-        for outer_start, outer_end, outer_quote in self._fstrings:
-            if outer_start <= start and end <= outer_end:
-                return "'" if outer_quote == '"' else '"'
+        first, last = getattr(at, "lineno", 1), getattr(at, "end_lineno", None) or 1 << 30
+        # Breadth first, into the nodes whose lines hold ``at`` only (walking every node of a
+        # large file for each fix cost torch's sources half a second): the outermost f-string first.
+        level: list[ast.AST] = [self.tree]
+        while level:
+            below: list[ast.AST] = []
+            for node in level:
+                for child in ast.iter_child_nodes(node):
+                    lineno = getattr(child, "lineno", None)
+                    if lineno is not None:
+                        # (a decorated definition's `lineno` is its `def` line: the decorators come first)
+                        lineno = min([lineno, *(d.lineno for d in getattr(child, "decorator_list", ()))])
+                        if lineno > first or (getattr(child, "end_lineno", None) or lineno) < last:
+                            continue
+                    if isinstance(child, ast.JoinedStr):
+                        outer_start, outer_end = self.source.node_range(child)
+                        if outer_start <= start and end <= outer_end:
+                            text = self.source.text[outer_start:outer_end]
+                            return "'" if next((c for c in text if c in "'\""), '"') == '"' else '"'
+                    below.append(child)
+            level = below
         return '"'
 
     def scope_of(self, node: ast.AST) -> Scope:

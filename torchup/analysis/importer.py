@@ -135,13 +135,18 @@ def _overlapping(edits: list[Edit]) -> bool:
 
 
 def _statement_parents(tree: ast.Module) -> dict[int, list[ast.stmt]]:
+    """The block that holds each statement. Only statements are walked, not their expressions
+    (``ast.walk`` visits every node: half a second on torch's 9,000-line test files)."""
     parents: dict[int, list[ast.stmt]] = {}
-    for node in ast.walk(tree):
-        for field_name in ("body", "orelse", "finalbody", "handlers"):
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
             block = getattr(node, field_name, None)
             if isinstance(block, list):
                 for stmt in block:
                     parents[id(stmt)] = block
+                    stack.append(stmt)
     return parents
 
 

@@ -209,7 +209,7 @@ class Rule:
         the skeleton keeps: a ``skeleton.KeptCode``). False must be sure; True when unsure.
         By default: a rule whose findings come from qualified names only needs their modules
         spelled too (``name_requirements``)."""
-        return self.name_requirements is None or self.name_requirements.could_refer(spans.text)
+        return self.name_requirements is None or self.name_requirements.could_refer(spans.text, spans)
 
     def focus_lines(self, text: str) -> Iterable[int]:
         """More lines to analyse like those of the trigger words in a file this rule runs on: the

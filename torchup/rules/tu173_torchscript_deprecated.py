@@ -24,7 +24,9 @@ COMPILING = frozenset({"torch.jit.script", "torch.jit.script_method", "torch.jit
 
 def _compiled_bodies(ctx: Context, decorators: set[int]) -> list[tuple[int, int]]:
     """The bodies (as offsets) of the functions and classes decorated with one of ``decorators``."""
-    found = []
+    found: list[tuple[int, int]] = []
+    if not decorators:
+        return found
     for node in ctx.walk():  # (the decorators spell a trigger word)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
             id(decorator) in decorators for decorator in node.decorator_list

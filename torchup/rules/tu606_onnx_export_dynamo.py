@@ -177,7 +177,7 @@ class OnnxExportDynamoDefault(Rule):
     def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
         # A finding is a use of `torch.onnx.export` (the other name only rules one out): `onnx`
         # must be spelled, not merely `export` (torchup/prefilter/requirements.py).
-        return _ONNX_EXPORT.could_refer(spans.text)
+        return _ONNX_EXPORT.could_refer(spans.text, spans)
 
     def check(self, ctx: Context) -> None:
         for use in uses(ctx, frozenset({EXPORT})):
