@@ -224,7 +224,7 @@ def test_sarif_of_edge_cases_is_valid_against_the_official_schema(tmp_path: Path
     assert_valid_sarif(sarif_validator, render("sarif", [], root=tmp_path))
     results = log["runs"][0]["results"]
     rules = log["runs"][0]["tool"]["driver"]["rules"]
-    assert results[0]["properties"] == {"cell": 1}
+    assert results[0]["properties"] == {"cell": 1, "confidence": "certain"} and results[0]["rank"] == 100.0
     assert results[0]["message"]["text"].startswith("cell 1: ")
     outside = results[1]["locations"][0]["physicalLocation"]["artifactLocation"]
     assert outside == {"uri": "file:///elsewhere/dir%20with%20space/b.py"}

@@ -634,8 +634,8 @@ def test_json_formats_have_since_and_change(tmp_path: Path, capsys: pytest.Captu
 def test_sarif_has_since_and_change_properties(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = json.loads(formats(tmp_path, capsys, "sarif"))
     results = log["runs"][0]["results"]
-    assert [r["properties"] for r in results] == [{"since": "2.14", "change": "warns"},
-                                                  {"since": "2.14", "change": "raises"}]
+    assert [r["properties"] for r in results] == [{"since": "2.14", "change": "warns", "confidence": "certain"},
+                                                  {"since": "2.14", "change": "raises", "confidence": "certain"}]
     descriptors = {d["id"]: d for d in log["runs"][0]["tool"]["driver"]["rules"]}
     assert descriptors["TU173"]["properties"]["change"] == "warns" and "change" not in descriptors["TU001"]["properties"]
 

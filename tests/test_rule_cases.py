@@ -232,10 +232,17 @@ def test_removed_linalg_message_names_release_and_replacement() -> None:
     assert "removed in torch 1.13 (only a stub that raises" in stub.message
 
 
-def test_removed_linalg_common_method_names_need_an_evident_tensor() -> None:
-    """`solve`, `eig`, `lstsq`, `symeig` are other libraries' method names too; the LAPACK-era ones are not."""
+def test_removed_linalg_ambiguous_method_names_need_a_likely_tensor() -> None:
+    """`solve` and `lstsq` are other libraries' method names too (CVXPY, SciPy, SymPy): an unknown
+    receiver is not reported. `eig` and `symeig` on one are torch's in real code (issue 22's corpus:
+    `[v.symeig() for v in values]`, `X.symeig()`): reported as possible, like the LAPACK-era names."""
     code = "import torch\ndef f(x, b):\n    return x.solve(b), x.eig(), x.lstsq(b), x.symeig(), x.gesv(b), x.potrf()\n"
-    assert [f.message.split("`")[1] for f in check(code, select=["TU105"])] == ["Tensor.gesv()", "Tensor.potrf()"]
+    found = check(code, select=["TU105"])
+    assert [f.message.split("`")[1] for f in found] == ["Tensor.eig()", "Tensor.symeig()", "Tensor.gesv()",
+                                                        "Tensor.potrf()"]
+    assert {f.confidence.value for f in found} == {"possible"}
+    evident = "import torch\nx = torch.eye(3)\ny = x.solve(x), x.lstsq(x)\n"
+    assert [f.confidence.value for f in check(evident, select=["TU105"])] == ["certain", "certain"]
 
 
 # -- TU110 -------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from torchup.analysis.old_torch import runs_only_on_old_torch
 from torchup.analysis.resolver import BindingKind, Resolver, Scope
-from torchup.core.diagnostics import Diagnostic, Fix, ImportRequest, Severity
+from torchup.core.diagnostics import Applicability, Confidence, Diagnostic, Fix, ImportRequest, Severity
 from torchup.core.python_target import PythonTarget, resolve_target
 from torchup.core.source import SourceFile
 
@@ -56,15 +56,19 @@ class Context:
         receiver_method: str | None = None,
         patches: str | None = None,
         subject: str | None = None,
+        confidence: Confidence = Confidence.CERTAIN,
     ) -> None:
-        """``receiver_method``: the finding rests on a receiver of unknown type calling this method
-        (a class of the project's may define it: torchup.analysis.project); ``patches``: the finding is a
+        """``receiver_method``: the finding is on a call of this method; unless the receiver is
+        surely a tensor (``confidence``: torchup.analysis.receivers), a class of the project's may
+        define it (torchup.analysis.project); ``patches``: the finding is a
         mock or patch of this qualified name (torchup.analysis.patch_targets); ``subject``: the finding is a
         use of this qualified name, one a fix of the rule renames (``Rule.renames``): without a fix,
         the mocks of that name cannot change safely either."""
         assert self.rule is not None
         if self._runs_only_on_old_torch(node):
             return  # already migrated: the old spelling next to the new one (torchup.analysis.old_torch)
+        if fix is not None and confidence is not Confidence.CERTAIN and fix.applicability is Applicability.SAFE:
+            fix.applicability = Applicability.UNSAFE  # (torchup.analysis.receivers: never safe unless surely torch's)
         start, end = self.source.node_range(node)
         line, column = self.source.position(start)
         end_line, end_column = self.source.position(end)
@@ -88,6 +92,7 @@ class Context:
                 subject=subject,
                 since=self.rule.since,
                 change=self.rule.change.value,
+                confidence=confidence,
             )
         )
 

@@ -3,8 +3,11 @@ file was read, before anything is fixed.
 
 Two facts cross files:
 - **The project's own methods.** `lazy.cholesky()` on a receiver of unknown type may call
-  `LazyTensor.cholesky`, which the project defines; rewriting it to `torch.linalg.cholesky(lazy)`
-  would bypass that method. Such a finding keeps no fix, safe or unsafe, and says which class.
+  `LazyTensor.cholesky`, which the project defines (GPyTorch's lazy tensors): such a finding
+  (confidence ``possible``) is dropped. On a receiver that is likely a tensor (``likely``) it is
+  kept without a fix, safe or unsafe, and says which class: rewriting it to
+  `torch.linalg.cholesky(x)` would bypass that method. The index covers every file of the run,
+  and the rest of the project when the run names only some of its files (``project_methods``).
 - **Mocks of a renamed function.** A test that patches `torch.cholesky` and counts calls fails once
   the library calls `torch.linalg.cholesky`. The calls' fixes and the patches' fixes (torchup.
   patch_targets) form one change: all of them apply in the same mode, the weakest of theirs, or
@@ -14,11 +17,13 @@ Two facts cross files:
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from torchup.analysis.resolver import Focus
-from torchup.core.diagnostics import Applicability, Diagnostic
+from torchup.core.diagnostics import Applicability, Confidence, Diagnostic
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,39 @@ def defined_methods(tree: ast.Module, focus: Focus | None, words: frozenset[str]
     return found
 
 
+def defined_methods_in_text(content: str | bytes, words: frozenset[str], path: str) -> list[MethodDefinition]:
+    """``defined_methods`` of a file the pre-filter does not parse (its only use of a method word
+    is a `def`, which is no reference): read off the text (or its UTF-8 bytes), each indented
+    `def word` owned by the nearest `class` line above it that is indented less."""
+    if not words or _defines_one_of(words).search(content if isinstance(content, bytes) else content.encode()) is None:
+        return []  # (most files: one search of the bytes, no loop)
+    text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
+    found = []
+    classes: list[tuple[int, str]] = []  # (indentation, name) of the classes open at this line
+    for number, line in enumerate(text.splitlines(), 1):
+        match = _CLASS_OR_DEF.match(line)
+        if match is None:
+            continue
+        indent = len(match["indent"].expandtabs(8))
+        while classes and classes[-1][0] >= indent:
+            classes.pop()
+        if match["keyword"] == "class":
+            classes.append((indent, match["name"]))
+        elif classes and match["name"] in words and classes[-1][0] < indent:
+            found.append(MethodDefinition(match["name"], classes[-1][1], path, number))
+    return found
+
+
+@functools.cache
+def _defines_one_of(words: frozenset[str]) -> re.Pattern[bytes]:
+    # (no leading `\b`: a pattern that starts with the literal `def` is found by a fast search;
+    # `undef cholesky` would only cost the loop over the lines)
+    return re.compile(rf"def[ \t]+(?:{'|'.join(sorted(words))})\b".encode("ascii"))
+
+
+_CLASS_OR_DEF = re.compile(r"(?P<indent>[ \t]*)(?:async[ \t]+)?(?P<keyword>class|def)[ \t]+(?P<name>\w+)")
+
+
 @dataclass(frozen=True)
 class _Decision:
     """How every fix of one renamed function's group applies: ``applicability`` (None: no fix)."""
@@ -62,8 +100,9 @@ class ProjectView:
             self.methods.setdefault(definition.method, []).append(definition)
         self.groups = _decide(list(diagnostics))
 
-    def adjust(self, diagnostics: Iterable[Diagnostic]) -> None:
-        """Apply what the project decides to these findings (in place)."""
+    def adjust(self, diagnostics: list[Diagnostic]) -> None:
+        """Apply what the project decides to these findings (in place: some are dropped)."""
+        diagnostics[:] = [d for d in diagnostics if not self.defines_method_of(d)]
         for diagnostic in diagnostics:
             self._own_method(diagnostic)
             name = diagnostic.patches or (diagnostic.fix.replaces if diagnostic.fix is not None else None)
@@ -77,9 +116,13 @@ class ProjectView:
                 fix.applicability = Applicability.UNSAFE
             _note(diagnostic, decision.note)
 
+    def defines_method_of(self, diagnostic: Diagnostic) -> bool:
+        """Is the finding's receiver of unknown type, and its method one the project defines?"""
+        return diagnostic.confidence is Confidence.POSSIBLE and bool(self.methods.get(diagnostic.receiver_method or ""))
+
     def _own_method(self, diagnostic: Diagnostic) -> None:
         definitions = self.methods.get(diagnostic.receiver_method or "")
-        if not definitions or diagnostic.fix is None:
+        if not definitions or diagnostic.fix is None or diagnostic.confidence is Confidence.CERTAIN:
             return
         first = definitions[0]
         more = f" and {len(definitions) - 1} more" if len(definitions) > 1 else ""

@@ -44,6 +44,18 @@ class BindingKind(enum.Enum):
 IMPORT_KINDS = frozenset({BindingKind.IMPORT, BindingKind.SUBMODULE_IMPORT, BindingKind.FROM_IMPORT})
 
 
+ITEM = "item"  # a step of ``Origin.path``: one item of an iterable
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a name bound by unpacking or a loop comes from: ``path`` steps into ``source``, each an
+    index into a tuple (`a, (b, c) = ...`) or ``ITEM``, an item of an iterable (`for x in xs`)."""
+
+    source: ast.expr
+    path: tuple[int | str, ...]
+
+
 @dataclass(eq=False)
 class Binding:
     """One place that binds a name: an import, a definition, an assignment, a parameter."""
@@ -198,6 +210,7 @@ class Resolver:
         self._attributes_by_name: dict[str, list[int]] | None = None  # attr -> indices in attributes
         self._callee: dict[int, ast.Call] = {}
         self._outer: dict[int, ast.expr] = {}  # id(call) -> `call.attr` or `call[...]` around it
+        self._origins: dict[int, Origin] = {}  # id(a target Name in a tuple or loop) -> what it is taken from
         self._lookup_cache: dict[tuple[int, str], Lookup] = {}
         self.imports_torch = False
         self.scopes: list[Scope] = [self.module_scope]
@@ -226,6 +239,11 @@ class Resolver:
     def outer_access(self, call: ast.Call) -> ast.expr | None:
         """The ``call.attr`` or ``call[index]`` expression that directly uses the call's result."""
         return self._outer.get(id(call))
+
+    def origin(self, target: ast.Name) -> Origin | None:
+        """What a name bound by unpacking or a loop is taken from: `b` in `a, b = pair` is element 1
+        of `pair`; `x` in `for x in xs` (or a comprehension's `for`) is an item of `xs`."""
+        return self._origins.get(id(target))
 
     def lookup(self, name: str, scope: Scope) -> Lookup:
         key = (id(scope), name)
@@ -542,6 +560,7 @@ class _ScopeBuilder(ast.NodeVisitor):
         for index, generator in enumerate(generators):
             if index:
                 self.visit(generator.iter)
+            self._mark_origins(generator.target, generator.iter, (ITEM,))
             self.visit(generator.target)
             for condition in generator.ifs:
                 self.visit(condition)
@@ -564,7 +583,25 @@ class _ScopeBuilder(ast.NodeVisitor):
             if isinstance(target, ast.Name):
                 self.bind(target.id, BindingKind.ASSIGNMENT, target, value=node.value, statement=node)
             else:
+                self._mark_origins(target, node.value, ())
                 self.visit(target)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self._mark_origins(node.target, node.iter, (ITEM,))
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def _mark_origins(self, target: ast.expr, source: ast.expr, path: tuple[int | str, ...]) -> None:
+        """Record what each name of an unpacking or loop target is taken from (``Resolver.origin``);
+        the names after a starred one are counted from the end: none is recorded there."""
+        if isinstance(target, ast.Name):
+            self.r._origins[id(target)] = Origin(source, path)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for index, element in enumerate(target.elts):
+                if isinstance(element, ast.Starred):
+                    return
+                self._mark_origins(element, source, (*path, index))
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:

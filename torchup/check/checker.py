@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 from torchup.analysis.context import Context
 from torchup.analysis.importer import import_edits
 from torchup.analysis.patch_targets import report_patch_targets
-from torchup.analysis.project import MethodDefinition, ProjectView, defined_methods
+from torchup.analysis.project import MethodDefinition, ProjectView, defined_methods, defined_methods_in_text
+from torchup.analysis.receivers import receiver_focus_lines
 from torchup.analysis.resolver import Focus, Resolver
 from torchup.analysis.rule import Rule
 from torchup.check.suppressions import UNUSED_NOQA, apply_suppressions, mentions_noqa
-from torchup.core.diagnostics import Diagnostic, Severity
+from torchup.core.diagnostics import Confidence, Diagnostic, Severity
 from torchup.core.python_target import resolve_target
 from torchup.core.source import DecodeError, SourceFile
 from torchup.prefilter.words import STRING, Occurrences, TriggerPattern
@@ -73,6 +74,8 @@ class FileSettings:
     # the rules were chosen without it). Part of the fingerprint: findings made for one
     # from-version are never taken for another's (the findings cache, the replay).
     from_version: str | None = None
+    # The least sure findings of method rules reported (``--min-confidence``; torchup.analysis.receivers).
+    min_confidence: Confidence = Confidence.POSSIBLE
 
 
 class Checker:
@@ -119,7 +122,8 @@ class Checker:
         if cached is None or cached[0] is not settings:  # (the identity check guards id reuse)
             codes = ",".join(sorted(rule.code for rule in settings.rules))
             versions = ",".join(f"{a}.{b}" for a, b in sorted(target.versions))
-            text = f"{codes}|{versions}|{settings.target_version}|{settings.from_version}|{int(self.prefilter)}"
+            text = f"{codes}|{versions}|{settings.target_version}|{settings.from_version}|{int(self.prefilter)}" \
+                f"|{settings.min_confidence.value}"
             cached = self._fingerprints[key] = (settings, text)
         self._fingerprint_in[(id(settings), directory)] = cached
         return cached[1]
@@ -310,9 +314,10 @@ class Checker:
         analysis.tree, analysis.resolver, analysis.parsed = tree, resolver, True
         # Suppression comments; TU002 judges only the codes of rules that ran on this file.
         engine = {rule.code for rule in self.file_settings(source.path).rules if rule.engine_emitted}
+        least = self.file_settings(source.path).min_confidence.rank
         analysis.diagnostics = apply_suppressions(
             source,
-            ctx.diagnostics,
+            [d for d in ctx.diagnostics if d.confidence.rank <= least],
             ran={rule.code for rule in rules} | engine,
             report_unused=UNUSED_NOQA in engine,
             unused_name=self.names.get(UNUSED_NOQA, UNUSED_NOQA),
@@ -370,6 +375,8 @@ class Checker:
         words, of `global`/`nonlocal`, and the rules' own (``Rule.focus_lines``)."""
         running = [rule for rule in rules if not present.isdisjoint(rule.triggers)]
         more = {line for rule in running for line in rule.focus_lines(source.text)}
+        methods = frozenset(method for rule in running for method in rule.looks_for.methods)
+        more |= receiver_focus_lines(source.text, methods)  # (what a receiver's evidence reads)
         lines = found.lines_of(present)
         lines = tuple(sorted(more.union(lines))) if more else lines
         return Focus(lines, self._words(rules), present, self._path_words(rules), found.declaring)
@@ -383,6 +390,11 @@ class Checker:
             return None
         present = _without_rules(focus.present, rules, [rule for rule in asked if not rule.may_report(kept)])
         return present if present != focus.present else None
+
+    def methods_in_text(self, text: str | bytes, path: str) -> list[MethodDefinition]:
+        """The methods rules look for on receivers that a file the pre-filter did not parse defines
+        (torchup.analysis.project: a class of the project's explains a receiver's call)."""
+        return defined_methods_in_text(text, self._method_words(self.rules_for(path)), path)
 
     def _words(self, rules: list[Rule]) -> frozenset[str]:
         return frozenset(word for rule in rules for word in rule.triggers)

@@ -49,6 +49,7 @@ def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None 
         "target_version": args.target_version,
         "from_version": args.from_version,
         "unsafe_fixes": True if args.unsafe_fixes else None,
+        "min_confidence": args.min_confidence,
         "output_format": args.output_format,
     }
     provider = SettingsProvider(overrides, config=args.config, isolated=args.isolated)

@@ -60,7 +60,7 @@ def _terminal_width() -> int:
 
 
 def _add_check_options(parser: argparse.ArgumentParser) -> None:
-    from torchup.settings.config import KNOWN_RELEASES, OUTPUT_FORMATS  # not needed for --version
+    from torchup.settings.config import CONFIDENCES, KNOWN_RELEASES, OUTPUT_FORMATS  # not needed for --version
     parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .)")
     parser.add_argument("--select", action="append", metavar="CODES", help="only these codes or prefixes (TU1,TU101)")
     parser.add_argument("--extend-select", action="append", metavar="CODES", help="add codes to the selection")
@@ -97,6 +97,12 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
         metavar="X.Y",
         help="the torch release the code runs on today: decides which warnings and changes of behaviour are new "
         "(default: the project's torch requirement, else the installed torch, else 2.0)",
+    )
+    parser.add_argument(
+        "--min-confidence",
+        choices=CONFIDENCES,
+        help="the least sure findings of method rules to report: possible (the default: every receiver not known "
+        "to be something else), likely, or certain (evidently a tensor)",
     )
     parser.add_argument("--no-prefilter", action="store_true", help="parse every file, even those that cannot match")
     parser.add_argument(

@@ -18,6 +18,24 @@ class Severity(enum.Enum):
     INFO = "info"
 
 
+class Confidence(enum.Enum):
+    """How sure a finding is that it concerns torch: a method rule's receiver evidently a tensor
+    (``CERTAIN``, as every finding on a resolved name), a tensor or a container of tensors
+    (``LIKELY``: `torch.load(f)`), or of unknown type in a file that uses torch (``POSSIBLE``)."""
+
+    CERTAIN = "certain"
+    LIKELY = "likely"
+    POSSIBLE = "possible"
+
+    @property
+    def rank(self) -> int:
+        """0 for the surest: findings below a chosen level (``--min-confidence``) are left out."""
+        return _CONFIDENCE_ORDER.index(self)
+
+
+_CONFIDENCE_ORDER = (Confidence.CERTAIN, Confidence.LIKELY, Confidence.POSSIBLE)
+
+
 @dataclass(frozen=True, order=True)
 class Edit:
     """Replace text[start:end] with ``content`` (start == end inserts)."""
@@ -82,9 +100,17 @@ class Diagnostic:
     # for the engine's own findings (TU000-TU002).
     since: str | None = None
     change: str | None = None
+    confidence: Confidence = Confidence.CERTAIN
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.code)
+
+    def tags(self) -> str:
+        """`` [possible] [since torch 2.14: raises]``: the confidence unless certain, and the change
+        (text outputs that cannot style them apart: GitHub annotations, JUnit)."""
+        change = self.change_text()
+        tags = [] if self.confidence is Confidence.CERTAIN else [self.confidence.value]
+        return "".join(f" [{tag}]" for tag in (*tags, *([change] if change else [])))
 
     def change_text(self) -> str | None:
         """``since torch 2.6: raises``, as ``Rule.describe_change`` says it; None without a change."""

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from torchup.core.diagnostics import Applicability, Diagnostic
+from torchup.core.diagnostics import Applicability, Confidence, Diagnostic
 from torchup.core.source import SourceFile
 
 FORMATS = ("full", "concise", "json")
@@ -64,10 +64,13 @@ def location(diagnostic: Diagnostic) -> str:
 
 
 def render_concise(diagnostic: Diagnostic, style: Style) -> str:
-    """``path:line:col: CODE [*] message [since torch 2.14: raises]`` (``[*]``: a fix)."""
+    """``path:line:col: CODE [*] message [possible] [since torch 2.14: raises]`` (``[*]``: a fix;
+    ``[likely]``/``[possible]``: how sure the finding is that the receiver is a tensor)."""
     marker = " [*]" if diagnostic.fix is not None else ""
     change = diagnostic.change_text()
     after = f" {style.dim(f'[{change}]')}" if change else ""
+    if diagnostic.confidence is not Confidence.CERTAIN:
+        after = f" {style.dim(f'[{diagnostic.confidence.value}]')}{after}"
     return f"{style.bold(location(diagnostic))}: {style.red(diagnostic.code)}{marker} {diagnostic.message}{after}"
 
 
@@ -137,6 +140,7 @@ def to_json(diagnostic: Diagnostic, source: SourceFile | None) -> dict[str, Any]
         "severity": diagnostic.severity.value,
         "since": diagnostic.since,  # the release that made the change (null: the engine's own findings)
         "change": diagnostic.change,  # what its wheel does to the old code: raises, warns, ...
+        "confidence": diagnostic.confidence.value,  # certain, likely, possible (torchup.analysis.receivers)
         "help": diagnostic.help,
         "notes": diagnostic.notes,
         "fix": fix,

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from torchup.analysis.context import Context
-from torchup.analysis.inference import Evidence, bound_nowhere, class_evidence, tensor_evidence
 from torchup.analysis.patterns import BoundCall, Edits, bind_call, has_comment
-from torchup.core.diagnostics import Applicability, Edit, Fix, ImportRequest, preview
+from torchup.analysis.receivers import receiver_confidence, receiver_kind
+from torchup.core.diagnostics import Applicability, Confidence, Edit, Fix, ImportRequest, preview
 from torchup.core.facts import FACTS, removed
 
 # Maps a bound call to argument edits, or None when no exact rewrite exists.
@@ -137,47 +137,6 @@ def fix_message(ctx: Context, call: ast.Call, edits: list[Edit], replacement: st
     return f"replace with `{text}`"
 
 
-def method_receiver_evidence(ctx: Context, call: ast.Call) -> Evidence:
-    """How sure we are that ``recv`` in ``recv.method(...)`` is a tensor whose method is torch's."""
-    assert isinstance(call.func, ast.Attribute)
-    receiver = call.func.value
-    if bound_nowhere(ctx, receiver):
-        return Evidence.NOT_TENSOR  # `tf.cholesky(A)` in a file that never binds `tf`
-    if isinstance(receiver, ast.Name):
-        cls = _class_of_self(ctx, receiver)
-        if cls is not None:
-            return class_evidence(ctx, cls, call.func.attr)
-    if isinstance(receiver, ast.Call):
-        local = _local_class_call(ctx, receiver)
-        if local is not None:
-            return class_evidence(ctx, local, call.func.attr)
-    return tensor_evidence(ctx, receiver)
-
-
-def _local_class_call(ctx: Context, call: ast.Call) -> ast.ClassDef | None:
-    if not isinstance(call.func, ast.Name):
-        return None
-    found = ctx.resolver.lookup_name(call.func)
-    if len(found.bindings) == 1 and isinstance(found.bindings[0].node, ast.ClassDef):
-        return found.bindings[0].node
-    return None
-
-
-def _class_of_self(ctx: Context, name: ast.Name) -> ast.ClassDef | None:
-    """The class when ``name`` is the first parameter of a method (``self``, ``cls``)."""
-    found = ctx.resolver.lookup_name(name)
-    if len(found.bindings) != 1:
-        return None
-    binding = found.bindings[0]
-    cls = ctx.resolver.enclosing_class(binding.scope)
-    function = binding.scope.node
-    if cls is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    parameters = [*function.args.posonlyargs, *function.args.args]
-    is_static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
-    return cls if parameters and parameters[0] is binding.node and not is_static else None
-
-
 def method_calls(ctx: Context, method: str) -> list[ast.Call]:
     """Calls ``recv.method(...)`` where ``recv.method`` is not a module attribute (np.linalg.qr)."""
     if not ctx.resolver.imports_torch:
@@ -219,16 +178,16 @@ class TensorMethod:
             )
             ctx.report(node, f"`{unbound}` is removed in torch 2.14", fix=fix, help=None if fix else self.manual_help)
         for call in method_calls(ctx, self.method):
-            evidence = method_receiver_evidence(ctx, call)
-            if evidence is Evidence.NOT_TENSOR:
+            confidence = receiver_confidence(ctx, call)
+            if confidence is None:
                 continue
-            applicability = Applicability.SAFE if evidence is Evidence.TENSOR else Applicability.UNSAFE
+            applicability = Applicability.SAFE if confidence is Confidence.CERTAIN else Applicability.UNSAFE
             fix = method_call_fix(ctx, call, self.replacement, self.method_signature, self.rewrite, applicability)
-            kind = "" if evidence is Evidence.TENSOR else " (if the receiver is a tensor)"
             ctx.report(
                 call.func,
-                f"`Tensor.{self.method}()` is removed in torch 2.14{kind}",
+                f"`Tensor.{self.method}()` is removed in torch 2.14{receiver_kind(confidence)}",
                 help=None if fix else f"{self.manual_help}; {NO_EXACT_FIX}",
                 fix=fix,
-                receiver_method=None if evidence is Evidence.TENSOR else self.method,
+                confidence=confidence,
+                receiver_method=self.method,
             )

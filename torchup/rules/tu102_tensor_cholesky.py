@@ -28,8 +28,11 @@ class TensorCholesky(Rule):
     docs = RuleDocs(
         what="Finds method calls `x.cholesky(...)` in files that import torch, and the unbound "
         "`torch.Tensor.cholesky`. Receivers known not to be tensors are skipped: numpy, scipy, "
-        "sympy and cupy objects, literals, modules, and `self` in a class that is not a "
-        "`torch.Tensor` subclass (so a class's own `cholesky` method is never reported).",
+        "sympy, cupy, jax, tensorflow and gpytorch objects, literals, modules, names the file never "
+        "binds, and instances of a class that defines `cholesky` (in the file; in the project when "
+        "nothing says the receiver is a tensor). Each finding says how sure it is that the receiver "
+        "is a tensor: `certain`, `likely` (`torch.load(...)`) or `possible` (torchup/analysis/"
+        "receivers.py).",
         why=f"""
         The method shares the removed function's stub in torch 2.14:
 

@@ -27,7 +27,8 @@ class TensorQr(Rule):
     looks_for = LooksFor(names=("torch.Tensor.qr",), methods=("qr",))
     docs = RuleDocs(
         what="Finds method calls `x.qr(...)` in files that import torch, and the unbound "
-        "`torch.Tensor.qr`, skipping receivers known not to be tensors (as TU102 does).",
+        "`torch.Tensor.qr`, skipping receivers known not to be tensors, with the confidence the "
+        "receiver's evidence gives (as TU102 does).",
         why=f"""
         The method shares the removed function's stub in torch 2.14:
 

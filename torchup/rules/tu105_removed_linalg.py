@@ -6,22 +6,18 @@ import ast
 from collections.abc import Callable
 
 from torchup.analysis.context import Context
-from torchup.analysis.inference import Evidence
 from torchup.analysis.patterns import BoundCall, Edits, as_argument, as_condition, bind_call, has_comment, literal_bool
+from torchup.analysis.receivers import receiver_confidence
 from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
-from torchup.core.diagnostics import Applicability, Fix
+from torchup.core.diagnostics import Applicability, Confidence, Fix
 from torchup.core.facts import FACTS, removed
-from torchup.rules._linalg import method_calls, method_receiver_evidence, removed_error, report_reference
+from torchup.rules._linalg import method_calls, removed_error, report_reference
 
 # What releases before 2.13 removed (2.14's removals are TU101-TU104's).
 _OLD = frozenset(name for name, facts in FACTS["removed"].items() if facts["removed_in"] != "2.14")
 FUNCTIONS = frozenset(name for name in _OLD if not name.startswith("torch.Tensor."))
 UNBOUND = frozenset(name for name in _OLD if name.startswith("torch.Tensor."))  # torch.Tensor.gesv(x, A)
 METHODS = tuple(sorted(name.rsplit(".", 1)[1] for name in UNBOUND))
-# Method names other libraries' objects have too (SciPy and SymPy solvers, eigen-solvers): reported
-# on evident tensors only. The LAPACK-era names (btrifact, potrf, gels, ...) are torch's alone in a
-# file that imports torch, so an unknown receiver is reported too, without a fix.
-COMMON_METHODS = frozenset({"solve", "eig", "lstsq", "symeig"})
 
 # Old signatures: the 1.x functions (torch/functional.py of 1.1.0; the 2.13 stubs for the rest), which
 # their Tensor methods share with `self` first. btrifact's second positional parameter was `info` in
@@ -152,11 +148,13 @@ class RemovedLinalg(Rule):
         `btrifact_with_info`, `btrisolve`, `btriunpack`, `gesv`, `trtrs`, `potrf`, `potrs`, `potri`,
         `pstrf`) and 1.3 (`gels`). Each message names the release that removed it and the
         replacement (`torch.linalg.lu_factor`, `torch.lu_unpack`, `torch.linalg.lu_solve`, ...),
-        and the help says how arguments and results differ. Methods follow the receiver's evidence:
-        `x.btrifact()` is reported unless `x` is evidently something else (an array of another
-        library, an instance of a class of the file's own that defines the method), with "if the
-        receiver is a tensor" when `x` is not evidently a tensor; `solve`, `eig`, `lstsq` and
-        `symeig`, method names other libraries use too, only on evident tensors.
+        and the help says how arguments and results differ. Methods follow the engine's policy
+        for receivers (torchup/analysis/receivers.py; README, "Is the receiver a tensor?"):
+        `x.symeig()` is reported unless `x` is evidently something else (an array of another
+        library, an instance of a class that defines the method, in the file or anywhere in the
+        project), with its confidence (`certain`, `likely`, `possible`) and "if the receiver is a
+        tensor" when `x` is not evidently a tensor; `solve` and `lstsq`, method names CVXPY, SciPy
+        and SymPy objects have too, only when `x` is at least likely a tensor.
         """,
         why=f"""
         These already fail in torch 2.13 and still do in 2.14: `symeig`, `eig`, `lstsq`, `solve`
@@ -325,8 +323,8 @@ class RemovedLinalg(Rule):
             )
         for method in METHODS:
             for call in method_calls(ctx, method):
-                evidence = method_receiver_evidence(ctx, call)
-                if evidence is Evidence.NOT_TENSOR or (evidence is Evidence.UNKNOWN and method in COMMON_METHODS):
+                confidence = receiver_confidence(ctx, call)
+                if confidence is None:
                     continue
                 facts = removed(f"torch.Tensor.{method}")
                 assert isinstance(call.func, ast.Attribute)
@@ -335,13 +333,16 @@ class RemovedLinalg(Rule):
                 as_function = ast.copy_location(
                     ast.Call(func=call.func, args=[receiver, *call.args], keywords=call.keywords), call
                 )
-                fix = self._fix(ctx, call, f"torch.{method}", as_function) if evidence is Evidence.TENSOR else None
-                kind = "" if evidence is Evidence.TENSOR else " if the receiver is a tensor"
+                certain = confidence is Confidence.CERTAIN
+                fix = self._fix(ctx, call, f"torch.{method}", as_function) if certain else None
+                kind = "" if certain else " if the receiver is a tensor"
                 ctx.report(
                     call.func,
                     f"`Tensor.{method}()` is {_when(facts)}; use `{facts['replacement']}`{kind}",
                     help=removed(f"torch.{method}").get("differences"),
                     fix=fix,
+                    confidence=confidence,
+                    receiver_method=method,
                 )
 
     def _fix(self, ctx: Context, call: ast.Call, qualname: str, as_function: ast.Call | None = None) -> Fix | None:

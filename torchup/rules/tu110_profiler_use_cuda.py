@@ -11,6 +11,9 @@ from torchup.core.diagnostics import Applicability, Fix
 
 AUTOGRAD_PROFILE = "torch.autograd.profiler.profile"
 KINETO_PROFILE = frozenset({"torch.profiler.profile", "torch.profiler.profiler.profile"})
+# Takes `use_device=` like the autograd profiler; its `use_cuda=` went to `list()` already in 2.13
+# ("TypeError: list() takes no keyword arguments", run under 2.5.1 and 2.13.0).
+EVENT_LIST = frozenset({"torch.autograd.profiler_util.EventList", "torch.autograd.profiler.EventList"})
 ACTIVITY = "torch.profiler.ProfilerActivity"
 ERROR = "TypeError: profile.__init__() got an unexpected keyword argument 'use_cuda'"
 
@@ -76,10 +79,15 @@ class ProfilerUseCuda(Rule):
     looks_for = LooksFor(keywords=("use_cuda",))
     docs = RuleDocs(
         what="""
-        Finds `use_cuda=` passed to `torch.autograd.profiler.profile` and `torch.profiler.profile`
-        (any import form; also a visible `**{"use_cuda": ...}`). Not reported:
-        `torch.autograd.profiler_legacy.profile`, which still takes `use_cuda` in 2.14, and any
-        variable or parameter that is merely called `use_cuda`.
+        Finds `use_cuda=` passed to `torch.autograd.profiler.profile`, `torch.profiler.profile`
+        and `torch.autograd.profiler_util.EventList` (a TypeError already in 2.13), in any import
+        form; also a `"use_cuda"` key of a dict that reaches one of them through `**`: a literal
+        `**{"use_cuda": ...}`, or a name the scope binds to such a dict (`kwargs = {} if new else
+        {"use_cuda": False}`, `dict(use_cuda=...)`, `kwargs["use_cuda"] = ...`), reported at the
+        key. Not reported: `torch.autograd.profiler_legacy.profile`, which still takes `use_cuda`
+        in 2.14; Lightning's `PyTorchProfiler(use_cuda=...)`, which passes on only the arguments
+        the installed profiler's signature takes; and any variable or parameter that is merely
+        called `use_cuda`.
         """,
         why=f"""
         torch 2.14 removed the parameter from both profilers:
@@ -185,6 +193,40 @@ class ProfilerUseCuda(Rule):
             """,
         ),
         Example(
+            "a dict that reaches the profiler through a name, reported at its key",
+            """
+            import torch
+            new_torch = False
+            kwargs = {} if new_torch else {"use_cuda": False}
+            with torch.profiler.profile(**kwargs) as prof:
+                y = A @ A
+            """,
+        ),
+        Example(
+            "EventList took use_device already in 2.13",
+            """
+            import torch
+            from torch.autograd.profiler_util import EventList
+            events = EventList([], use_cuda=False)
+            """,
+            fixed="""
+            import torch
+            from torch.autograd.profiler_util import EventList
+            events = EventList([])
+            """,
+            versions=("2.0", "2.14"),
+        ),
+        Example(
+            "a parameter and a dict of one's own called use_cuda",
+            """
+            import torch
+            def train(model, use_cuda=True):
+                options = {"use_cuda": use_cuda}
+                return model, options
+            """,
+            findings=0,
+        ),
+        Example(
             "not reported: the legacy profiler and a variable",
             """
             import torch
@@ -198,28 +240,73 @@ class ProfilerUseCuda(Rule):
     )
 
     def check(self, ctx: Context) -> None:
-        for call, qualname in ctx.calls_to(frozenset({AUTOGRAD_PROFILE, *KINETO_PROFILE})):
+        for call, qualname in ctx.calls_to(frozenset({AUTOGRAD_PROFILE, *KINETO_PROFILE, *EVENT_LIST})):
             keyword = _keyword(call, "use_cuda")
+            by_device = qualname == AUTOGRAD_PROFILE or qualname in EVENT_LIST
             if keyword is not None:
-                build = autograd_fix if qualname == AUTOGRAD_PROFILE else kineto_fix
-                fix = build(ctx, call, keyword)
-                replacement = 'use_device="cuda"' if qualname == AUTOGRAD_PROFILE else \
+                fix = (autograd_fix if by_device else kineto_fix)(ctx, call, keyword)
+                replacement = 'use_device="cuda"' if by_device else \
                     "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]"
                 ctx.report(
                     keyword,
-                    f"`{qualname}` no longer takes `use_cuda` in torch 2.14 (TypeError)",
+                    f"`{qualname}` no longer takes `use_cuda` {_when(qualname)}",
                     help=None if fix else f"use `{replacement}` instead",
                     fix=fix,
                 )
                 continue
             spread = literal_dict_keyword(call, "use_cuda")
-            if spread is not None:
+            keys = [spread[1]] if spread is not None else _keys_spread_by_name(ctx, call)
+            for key in keys:
                 ctx.report(
-                    spread[1],
-                    f"`{qualname}` no longer takes `use_cuda` in torch 2.14 (TypeError), even through `**`",
+                    key,
+                    f"`{qualname}` no longer takes `use_cuda` {_when(qualname)}, even through `**`",
                     help='remove the "use_cuda" key; use "use_device": "cuda" (autograd profiler) or '
                     "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] (torch.profiler)",
                 )
+
+
+def _when(qualname: str) -> str:
+    return "(TypeError already in torch 2.13)" if qualname in EVENT_LIST else "in torch 2.14 (TypeError)"
+
+
+def _keys_spread_by_name(ctx: Context, call: ast.Call) -> list[ast.expr]:
+    """The `"use_cuda"` keys of the dicts a `**kwargs` of ``call`` may hold, as the scope builds
+    them: `kwargs = {} if new else {"use_cuda": False}`, `dict(use_cuda=...)`, and
+    `kwargs["use_cuda"] = ...` (issue 22)."""
+    found: list[ast.expr] = []
+    for keyword in call.keywords:
+        if keyword.arg is not None or not isinstance(keyword.value, ast.Name):
+            continue
+        name = keyword.value
+        for binding in ctx.resolver.lookup_name(name).bindings:
+            if binding.value is not None:
+                found += _use_cuda_keys(binding.value)
+        scope = ctx.resolver.scope_of(name)
+        for node in ctx.walk(scope.node if scope.node is not None else None):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                            and target.value.id == name.id and _is_use_cuda(target.slice) \
+                            and ctx.resolver.scope_of(target.value) is scope:
+                        found.append(target.slice)
+    return sorted(found, key=lambda key: (key.lineno, key.col_offset))
+
+
+def _use_cuda_keys(value: ast.expr) -> list[ast.expr]:
+    """The `"use_cuda"` keys of the dict literals (and `dict(use_cuda=...)` calls) ``value`` may be."""
+    if isinstance(value, ast.Dict):
+        return [key for key in value.keys if key is not None and _is_use_cuda(key)]
+    if isinstance(value, ast.IfExp):
+        return _use_cuda_keys(value.body) + _use_cuda_keys(value.orelse)
+    if isinstance(value, ast.BoolOp):
+        return [key for operand in value.values for key in _use_cuda_keys(operand)]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+        return [keyword for keyword in value.keywords if keyword.arg == "use_cuda"]
+    return []
+
+
+def _is_use_cuda(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value == "use_cuda"
 
 
 RULE = ProfilerUseCuda()

@@ -5,13 +5,13 @@ from __future__ import annotations
 import ast
 
 from torchup.analysis.context import Context
-from torchup.analysis.inference import Evidence
 from torchup.analysis.patterns import BoundCall, Edits, bind_call
+from torchup.analysis.receivers import receiver_confidence, receiver_kind
 from torchup.analysis.resolver import Binding, BindingKind
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Edit, Fix, ImportRequest, Severity
 from torchup.rules._arguments import append_argument
-from torchup.rules._linalg import method_calls, method_receiver_evidence
+from torchup.rules._linalg import method_calls
 
 FUNCTIONS = frozenset({
     "torch.clamp", "torch.clip", "torch.clamp_min", "torch.clamp_max",
@@ -453,12 +453,12 @@ class ClampBoundaryGradient(Rule):
             ctx.report(call.func, f"`{qualname}`: {CHANGE}", help=HELP, fix=fix)
         for method in METHODS:
             for call in method_calls(ctx, method):
-                evidence = method_receiver_evidence(ctx, call)
-                if evidence is Evidence.NOT_TENSOR or id(call) in detached:
+                confidence = receiver_confidence(ctx, call)
+                if confidence is None or id(call) in detached:
                     continue
                 fix = fix_for(ctx, call, method, "method")
-                kind = "" if evidence is Evidence.TENSOR else " (if the receiver is a tensor)"
-                ctx.report(call.func, f"`Tensor.{method}()`: {CHANGE}{kind}", help=HELP, fix=fix)
+                ctx.report(call.func, f"`Tensor.{method}()`: {CHANGE}{receiver_kind(confidence)}", help=HELP,
+                           fix=fix, confidence=confidence, receiver_method=method)
 
 
 RULE = ClampBoundaryGradient()

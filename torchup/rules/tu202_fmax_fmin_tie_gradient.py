@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from torchup.analysis.context import Context
-from torchup.analysis.inference import Evidence
+from torchup.analysis.receivers import receiver_confidence, receiver_kind
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Severity
-from torchup.rules._linalg import method_calls, method_receiver_evidence
+from torchup.rules._linalg import method_calls
 
 METHODS = ("fmax", "fmin")
 FUNCTIONS = frozenset({*(f"torch.{m}" for m in METHODS), *(f"torch.Tensor.{m}" for m in METHODS)})
@@ -97,11 +97,11 @@ class FmaxFminTieGradient(Rule):
             ctx.report(call.func, f"`{qualname}`: {CHANGE}", help=HELP)
         for method in METHODS:
             for call in method_calls(ctx, method):
-                evidence = method_receiver_evidence(ctx, call)
-                if evidence is Evidence.NOT_TENSOR:
+                confidence = receiver_confidence(ctx, call)
+                if confidence is None:
                     continue
-                kind = "" if evidence is Evidence.TENSOR else " (if the receiver is a tensor)"
-                ctx.report(call.func, f"`Tensor.{method}()`: {CHANGE}{kind}", help=HELP)
+                ctx.report(call.func, f"`Tensor.{method}()`: {CHANGE}{receiver_kind(confidence)}", help=HELP,
+                           confidence=confidence, receiver_method=method)
 
 
 RULE = FmaxFminTieGradient()

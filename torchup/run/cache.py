@@ -29,13 +29,13 @@ from typing import Any
 
 from torchup import __version__
 from torchup.analysis.project import MethodDefinition
-from torchup.core.diagnostics import Applicability, Diagnostic, Edit, Fix, ImportRequest, Severity
+from torchup.core.diagnostics import Applicability, Confidence, Diagnostic, Edit, Fix, ImportRequest, Severity
 from torchup.run import replay
 from torchup.run.replay import CACHE_DIR_NAME
 
 # 2: the methods a file's classes define (torchup.analysis.project), a fix's `replaces`; 3: `parsed`;
-# 4: a finding's `since` and `change`
-_FORMAT = 4
+# 4: a finding's `since` and `change`; 5: its `confidence`
+_FORMAT = 5
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by torchup.\n"
 
 
@@ -202,6 +202,7 @@ def _encode(diagnostic: Diagnostic) -> dict[str, Any]:
         "subject": diagnostic.subject,
         "since": diagnostic.since,
         "change": diagnostic.change,
+        "confidence": diagnostic.confidence.value,
         "fix": None
         if fix is None
         else {
@@ -249,4 +250,5 @@ def _diagnostic(item: dict[str, Any]) -> Diagnostic:
         subject=item["subject"],
         since=item["since"],
         change=item["change"],
+        confidence=Confidence(item["confidence"]),
     )

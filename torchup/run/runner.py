@@ -25,6 +25,7 @@ from torchup.discover.discovery import Discovery, Missing, Target
 from torchup.fix.fixer import ChangedOnDisk, fix_source, is_applicable, write_atomic
 from torchup.prefilter.words import SCOPE_KEYWORDS, TriggerPattern
 from torchup.run.cache import Cache, FileState, file_state
+from torchup.run.project_index import methods_elsewhere
 
 if TYPE_CHECKING:
     from torchup.prefilter.grep import Grep
@@ -107,12 +108,12 @@ def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOp
     checks everything, then fixes the files left with a fix to apply, the decision in hand."""
     if not options.fix:
         result = _run(paths, checker, discovery, options)
-        ProjectView(result.diagnostics, result.methods).adjust(result.diagnostics)
+        _project(result, paths, discovery).adjust(result.diagnostics)
         return result
     survey = _run(paths, checker, discovery, dataclasses.replace(options, fix=False, diff=False))
     if not options.diff:
         remove_stale_temporaries(survey.found)
-    project = ProjectView(survey.diagnostics, survey.methods)
+    project = _project(survey, paths, discovery)
     project.adjust(survey.diagnostics)
     to_fix = sorted({d.path for d in survey.diagnostics if is_applicable(d, options.unsafe_fixes)})
     if not to_fix:
@@ -137,6 +138,13 @@ def _replace_files(survey: RunResult, fixed: RunResult, paths: set[str]) -> RunR
     survey.fixed, survey.files_fixed = fixed.fixed, fixed.files_fixed
     survey.fixed_diagnostics, survey.diffs, survey.changed = fixed.fixed_diagnostics, fixed.diffs, fixed.changed
     return survey
+
+
+def _project(result: RunResult, paths: list[str], discovery: Discovery) -> ProjectView:
+    """What the project decides about the run's findings: its files' methods, and those of the
+    rest of each project the run named only part of (torchup.run.project_index)."""
+    elsewhere = methods_elsewhere(result.diagnostics, paths, result.targets, discovery)
+    return ProjectView(result.diagnostics, [*result.methods, *elsewhere])
 
 
 def _run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOptions) -> RunResult:
@@ -493,6 +501,8 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
     if (prescan is None or not prescan.could_match) and (hint is not None or decodes(raw)):
         result.files_not_parsed += 1
         result.unparsed.add(path)
+        if prescan is not None:
+            result.methods.extend(checker.methods_in_text(raw, path))
         return
     try:
         source = SourceFile.from_bytes(path, raw)
@@ -507,6 +517,7 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
             if not analysis.parsed and not diagnostics:  # (ruled out by the pre-filter: a failed parse is a finding)
                 result.files_not_parsed += 1
                 result.unparsed.add(path)
+                result.methods.extend(checker.methods_in_text(source.text, path))
             del analysis
         result.diagnostics.extend(diagnostics)
         if diagnostics:  # the report quotes their lines; other texts would only cost memory

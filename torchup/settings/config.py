@@ -15,10 +15,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from torchup.core.diagnostics import Confidence
 from torchup.settings.torch_requirement import FROM_RELEASES, FromVersion, from_release
 
 OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "junit")
 KNOWN_RELEASES = ("2.14", "2.15")
+
+CONFIDENCES = tuple(confidence.value for confidence in Confidence)  # (surest first)
 
 
 class ConfigError(ValueError):
@@ -42,6 +45,9 @@ class Settings:
     from_version: str | None = None
     target_python: str | None = None
     unsafe_fixes: bool = False
+    # The least sure findings of method rules still reported (torchup.analysis.receivers):
+    # "possible" (every receiver not known to be something else), "likely" or "certain".
+    min_confidence: str = "possible"
     output_format: str = "full"
     config_file: str | None = field(default=None, compare=False)
 
@@ -122,13 +128,17 @@ def _parse(table: dict[str, Any], path: Path) -> dict[str, Any]:
             if not isinstance(value, bool):
                 raise ConfigError(f"{path}: `unsafe-fixes` must be true or false, got {value!r}")
             parsed["unsafe_fixes"] = value
+        elif key == "min-confidence":
+            if value not in CONFIDENCES:
+                raise ConfigError(f"{path}: `min-confidence` must be one of {', '.join(CONFIDENCES)}, got {value!r}")
+            parsed["min_confidence"] = value
         elif key == "output-format":
             if value not in OUTPUT_FORMATS:
                 raise ConfigError(f"{path}: `output-format` must be one of {', '.join(OUTPUT_FORMATS)}, got {value!r}")
             parsed["output_format"] = value
         else:
             known = "select, ignore, extend-select, per-file-ignores, exclude, extend-exclude, target-version, " \
-                "from-version, target-python, unsafe-fixes, output-format"
+                "from-version, target-python, unsafe-fixes, min-confidence, output-format"
             raise ConfigError(f"{path}: unknown key `{key}` in the torchup settings; known keys: {known}")
     return parsed
 

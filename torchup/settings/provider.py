@@ -10,6 +10,7 @@ from typing import Any
 
 from torchup.analysis.rule import Rule
 from torchup.check.checker import FileSettings
+from torchup.core.diagnostics import Confidence
 from torchup.core.python_target import forget_files
 from torchup.rules import all_rules
 from torchup.settings.config import CONFIG_FILE_NAMES, ConfigError, Settings, load, nearest_config, with_overrides
@@ -129,7 +130,8 @@ class SettingsProvider:
             if ignored:
                 rules = [rule for rule in rules if not any(rule.code.startswith(code) for code in ignored)]
             self._file_settings[key] = FileSettings(
-                tuple(rules), settings.target_python, settings.target_version, from_version
+                tuple(rules), settings.target_python, settings.target_version, from_version,
+                Confidence(settings.min_confidence),
             )
         return self._file_settings[key]
 

@@ -37,8 +37,7 @@ def escape_property(text: str) -> str:
 def command(diagnostic: Diagnostic, *, root: PathLike | None = None) -> str:
     """The workflow command for one finding (without the line ending)."""
     properties = [("file", display_path(diagnostic.path, root_path(root)))]
-    change = diagnostic.change_text()
-    message = f"{diagnostic.code} {diagnostic.message}" + (f" [{change}]" if change else "")
+    message = f"{diagnostic.code} {diagnostic.message}{diagnostic.tags()}"
     if diagnostic.cell is None:
         start = (diagnostic.line, diagnostic.column)
         end_line, end_column = max(start, (diagnostic.end_line, diagnostic.end_column))

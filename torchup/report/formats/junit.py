@@ -68,8 +68,7 @@ def render_junit(
             if diagnostic.cell is None:  # a cell's line counts inside the cell, not in the file
                 attributes["line"] = str(diagnostic.line)
             case = ET.SubElement(suite, "testcase", attributes)
-            change = diagnostic.change_text()
-            message = diagnostic.message + (f" [{change}]" if change else "")
+            message = diagnostic.message + diagnostic.tags()
             failure = ET.SubElement(case, "failure", {"message": xml_text(message), "type": diagnostic.code})
             failure.text = xml_text(f"{where}: {diagnostic.code} ({diagnostic.name}) {message}")
     ET.indent(suites)

@@ -48,7 +48,7 @@ from urllib.parse import quote
 
 import torchup
 from torchup.analysis.rule import Rule
-from torchup.core.diagnostics import Diagnostic, Edit, Severity
+from torchup.core.diagnostics import Confidence, Diagnostic, Edit, Severity
 from torchup.core.source import SourceFile
 from torchup.report.formats.common import (
     PathLike,
@@ -200,6 +200,9 @@ def region(line: int, column: int, end_line: int, end_column: int) -> dict[str, 
     return {"startLine": start[0], "startColumn": start[1], "endLine": end[0], "endColumn": end[1]}
 
 
+_RANKS = {Confidence.CERTAIN: 100.0, Confidence.LIKELY: 70.0, Confidence.POSSIBLE: 40.0}
+
+
 def _result(
     diagnostic: Diagnostic, source: SourceFile | None, root: Path, rule_index: int, fingerprint: str
 ) -> dict[str, Any]:
@@ -227,8 +230,11 @@ def _result(
         properties["since"] = diagnostic.since
     if diagnostic.change is not None:
         properties["change"] = diagnostic.change
-    if properties:
-        result["properties"] = properties
+    # How sure the finding is that the receiver is a tensor (torchup.analysis.receivers), also as
+    # SARIF's `rank` (0-100, higher first) for viewers that sort by it.
+    properties["confidence"] = diagnostic.confidence.value
+    result["rank"] = _RANKS[diagnostic.confidence]
+    result["properties"] = properties
     fix = diagnostic.fix
     if fix is not None and diagnostic.cell is None and source is not None:
         edits = sorted(set((*fix.edits, *fix.import_edits)))

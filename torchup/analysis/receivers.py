@@ -1,0 +1,116 @@
+"""The one policy of every method rule (`x.cholesky()`, `x.qr()`, `x.symeig()`, `x.clamp(...)`):
+how sure a finding is that ``x`` is a tensor, from the evidence about the receiver
+(torchup.analysis.inference), never from the rule.
+
+- ``CERTAIN``: the receiver is evidently a tensor; the finding may carry a safe fix.
+- ``LIKELY``: a tensor or a container of tensors (`torch.load(f)` and what is taken from it).
+- ``POSSIBLE``: nothing says what it is, in a file that uses torch. Never a safe fix; dropped at the
+  end of a run when a class of the checked project defines the method (torchup.analysis.project).
+  Not reported for a method name that other libraries' objects commonly have (``ambiguous_methods``
+  in torchup/data/torch_api.json: CVXPY's, SciPy's and SymPy's `solve`): there the receiver must be
+  at least likely a tensor. Measured on the labelled corpus (bench/corpus): `x.symeig()` and
+  `x.eig()` on receivers of unknown type are torch's in real code; `problem.solve()` is not.
+- no finding: evidently not a tensor: a literal, a numpy/scipy/sympy/cupy/jax/tensorflow/gpytorch
+  object, an instance of a class of the file that defines the method itself, or a name that
+  nothing in the file binds (`tf.cholesky(A)` in a file that never imports `tf`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from torchup.analysis.context import Context
+from torchup.analysis.inference import Evidence, bound_nowhere, class_evidence, class_of_self, tensor_evidence
+from torchup.core.diagnostics import Confidence
+from torchup.core.facts import FACTS
+
+_CONFIDENCE = {Evidence.TENSOR: Confidence.CERTAIN, Evidence.LIKELY: Confidence.LIKELY,
+               Evidence.UNKNOWN: Confidence.POSSIBLE}
+
+
+_AMBIGUOUS = frozenset(FACTS["ambiguous_methods"])
+
+
+def receiver_confidence(ctx: Context, call: ast.Call) -> Confidence | None:
+    """How sure a finding on ``recv.method(...)`` is that ``recv`` is a tensor; None: no finding."""
+    assert isinstance(call.func, ast.Attribute)
+    confidence = _CONFIDENCE.get(receiver_evidence(ctx, call))
+    if confidence is Confidence.POSSIBLE and call.func.attr in _AMBIGUOUS:
+        return None
+    return confidence
+
+
+def receiver_evidence(ctx: Context, call: ast.Call) -> Evidence:
+    """The evidence that ``recv`` in ``recv.method(...)`` is a tensor whose method is torch's."""
+    assert isinstance(call.func, ast.Attribute)
+    receiver = call.func.value
+    if bound_nowhere(ctx, receiver):
+        return Evidence.NOT_TENSOR  # `tf.cholesky(A)` in a file that never binds `tf`
+    if isinstance(receiver, ast.Name):
+        cls = class_of_self(ctx, receiver)
+        if cls is not None:
+            return class_evidence(ctx, cls, call.func.attr)
+    if isinstance(receiver, ast.Call):
+        local = _local_class_call(ctx, receiver)
+        if local is not None:
+            return class_evidence(ctx, local, call.func.attr)
+    return tensor_evidence(ctx, receiver)
+
+
+def _local_class_call(ctx: Context, call: ast.Call) -> ast.ClassDef | None:
+    if not isinstance(call.func, ast.Name):
+        return None
+    found = ctx.resolver.lookup_name(call.func)
+    if len(found.bindings) == 1 and isinstance(found.bindings[0].node, ast.ClassDef):
+        return found.bindings[0].node
+    return None
+
+
+def receiver_kind(confidence: Confidence) -> str:
+    """What a message adds about the receiver: nothing when it is surely a tensor."""
+    return "" if confidence is Confidence.CERTAIN else " (if the receiver is a tensor)"
+
+
+# What the evidence reads beyond the lines of a rule's words: the values a class assigns to the
+# `self.w` a method is called on (and the buffers it registers), and the `return`s of the file's
+# own functions called there (`make().cholesky()`, `m = make()` then `m.cholesky()`). A file a
+# method rule runs on keeps the bodies that hold them in its parse (torchup/prefilter/skeleton.py),
+# so the evidence, and the confidence, are the same with and without the pre-filter. (A function
+# reached through more steps is read with the pre-filter only if other words keep its body.)
+_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+
+
+def receiver_focus_lines(text: str, methods: frozenset[str]) -> set[int]:
+    """The 1-based lines of ``text`` that the evidence about receivers of ``methods`` may read."""
+    if not methods:
+        return set()
+    alternatives = "|".join(sorted(methods))
+    on_receiver = re.compile(rf"(?:\b(\w+)\s*\.\s*)?\b(\w+)\s*\.\s*(?:{alternatives})\s*\(")
+    attributes: set[str] = set()
+    receivers: set[str] = set()
+    called: set[str] = set()
+    lines = text.split("\n")
+    on_line = re.compile(rf"\.\s*(?:{alternatives})\s*\(")
+    for line in lines:
+        if on_line.search(line) is None:
+            continue
+        for match in on_receiver.finditer(line):
+            (attributes if match.group(1) else receivers).add(match.group(2))
+        called.update(_CALLED.findall(line))
+    if receivers:
+        assigned = re.compile(rf"^\s*(?:{'|'.join(sorted(receivers))})\s*(?::[^=]*)?=(?!=)")
+        for line in lines:
+            if assigned.match(line):
+                called.update(_CALLED.findall(line))
+    patterns = []
+    if called:
+        patterns.append(rf"^\s*(?:async\s+)?def\s+(?:{'|'.join(sorted(called))})\b")
+    if attributes:
+        names = "|".join(sorted(attributes))
+        patterns.append(rf"\b\w+\.(?:{names})\s*(?::[^=]*)?=(?!=)")
+        patterns.append(rf"register_buffer\s*\(\s*['\"](?:{names})['\"]")
+    if not patterns:
+        return set()
+    wanted = re.compile("|".join(patterns))
+    return {number for number, line in enumerate(lines, 1) if wanted.search(line)}
