@@ -38,6 +38,7 @@ class Change(enum.Enum):
     WARNS = "warns"  # deprecated: still works, with a warning
     MOVED = "moved"  # a new home; the old path still works, without a warning, for now
     ADOPT = "new feature"  # nothing breaks: something new worth adopting (a hint)
+    MISTAKE = "mistake"  # on every release: the code does not do what it says (TorchFix's TOR002)
 
 
 def release_tuple(release: str) -> tuple[int, ...]:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from torchup.core.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
 from torchup.core.source import SourceFile
+from torchup.core.torchfix import is_torchfix, torchup_codes
 
 UNUSED_NOQA = "TU002"
 
@@ -89,7 +90,10 @@ class Directive:
     file: bool = False
 
     def names(self, code: str) -> bool:
-        return self.codes is None or any(c.code == code for c in self.codes)
+        """Does it silence ``code``? A TorchFix code (`# noqa: TOR102`) silences the torchup rules
+        that report what it did (torchup.core.torchfix)."""
+        return self.codes is None or any(c.code == code or (is_torchfix(c.code) and code in torchup_codes(c.code))
+                                         for c in self.codes)
 
 
 @dataclass

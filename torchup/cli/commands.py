@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from torchup.check.checker import Checker, applies_to_release
 from torchup.cli.progress import Progress
+from torchup.core import torchfix
 from torchup.core.python_target import parse_version
 from torchup.core.source import DecodeError, SourceFile, is_notebook
 from torchup.discover.discovery import DEFAULT_EXCLUDE, Discovery
@@ -64,6 +65,9 @@ def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None 
     if args.show_settings:  # (with the from-version of the first path, and where it was found)
         sys.stdout.write(settings.describe(provider.from_version(args.paths[0] if args.paths else ".")))
         return EXIT_CLEAN
+    # TorchFix's codes stand for torchup's: say which (torchup.core.torchfix).
+    for line in torchfix.notes([*(settings.select or ()), *settings.extend_select, *settings.ignore]):
+        sys.stderr.write(f"torchup: note: {line}\n")
     checker = Checker([], prefilter=not args.no_prefilter, settings_for=provider)
     if args.paths == ["-"]:
         return _run_stdin(args, checker, settings, fix=fix)

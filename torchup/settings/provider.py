@@ -10,6 +10,7 @@ from typing import Any
 
 from torchup.analysis.rule import Rule
 from torchup.check.checker import FileSettings
+from torchup.core import torchfix
 from torchup.core.diagnostics import Confidence
 from torchup.core.python_target import forget_files
 from torchup.rules import all_rules
@@ -147,5 +148,7 @@ def _ignored_codes(settings: Settings, path: str) -> tuple[str, ...]:
     codes: list[str] = []
     for glob, glob_codes in settings.per_file_ignores:
         if fnmatch.fnmatch(relative, glob) or fnmatch.fnmatch(resolved.name, glob):
-            codes.extend(glob_codes)
+            # (a TorchFix code stands for torchup's: torchup.core.torchfix)
+            codes.extend(c for code in glob_codes for c in (torchfix.torchup_codes(code) if torchfix.is_torchfix(code)
+                                                              else [code]))
     return tuple(codes)

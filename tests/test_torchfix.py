@@ -1,0 +1,94 @@
+"""TorchFix's codes in torchup (issue 23): selection, noqa, configuration, and the two rules that
+stand for TOR002 and TOR402."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import check, fix
+from torchup.cli.main import main
+from torchup.core import torchfix
+from torchup.rules import all_rules
+
+CODE = """\
+import torch
+w = torch.zeros(3)
+w.require_grad = True  # noqa: TOR002
+v = torch.zeros(3)
+v.require_grad = True
+opt = torch.optim.SGD([w], lr=0.1)
+opt.zero_grad(set_to_none=False)
+x = torch.load("f.pt")
+"""
+
+
+def run(capsys: pytest.CaptureFixture[str], path: Path, *args: str) -> tuple[int, list[tuple[int, str]], str]:
+    capsys.readouterr()
+    status = main(["check", "--no-cache", "--output-format", "json", *args, str(path)])
+    captured = capsys.readouterr()
+    found = json.loads(captured.out) if captured.out.strip() else []
+    return status, [(f["line"], f["code"]) for f in found], captured.err
+
+
+def test_every_mapped_code_is_a_rule_and_every_torchfix_code_is_listed() -> None:
+    codes = {rule.code for rule in all_rules()}
+    table = torchfix.table()
+    assert set(table) >= {"TOR001", "TOR002", "TOR003", "TOR004", "TOR101", "TOR102", "TOR103", "TOR402"}
+    for entry in table.values():
+        assert set(entry["torchup"]) <= codes  # type: ignore[arg-type]
+        assert entry["torchup"] or entry.get("missing")
+
+
+def test_select_by_torchfix_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "m.py").write_text(CODE)
+    status, found, err = run(capsys, tmp_path, "--isolated", "--select", "TOR002,TOR4")
+    assert status == 1 and found == [(5, "TU701"), (7, "TU702")]  # line 3's TOR002 noqa silences TU701
+    assert "TorchFix's TOR002 is torchup's TU701" in err and "TOR4 is torchup's TU702" in err
+    _, found, _ = run(capsys, tmp_path, "--isolated", "--select", "TOR102")
+    assert found == [(8, "TU601")]
+    _, found, _ = run(capsys, tmp_path, "--isolated", "--select", "TOR0,TOR1,TOR4", "--ignore", "TOR402")
+    assert (7, "TU702") not in found and (8, "TU601") in found
+
+
+def test_a_torchfix_code_without_a_rule_is_an_error_that_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "m.py").write_text(CODE)
+    status, _, err = run(capsys, tmp_path, "--isolated", "--select", "TOR106")
+    assert status == 2 and "no rule for TOR106" in err
+    status, _, err = run(capsys, tmp_path, "--isolated", "--select", "TOR999")
+    assert status == 2 and "names no TorchFix code" in err
+
+
+def test_configuration_and_per_file_ignores(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "m.py").write_text(CODE)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "t.py").write_text(CODE)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.torchup]\nselect = ["TOR0", "TOR4"]\nper-file-ignores = { "tests/*.py" = ["TOR402"] }\n'
+    )
+    _, found, _ = run(capsys, tmp_path)
+    assert found == [(5, "TU701"), (7, "TU702"), (5, "TU701")]
+
+
+def test_require_grad_typo() -> None:
+    assert [d.code for d in check("import torch\nw = torch.zeros(2)\nw.require_grad = True\n")] == ["TU701"]
+    assert "w.requires_grad = True" in fix("import torch\nw = torch.zeros(2)\nw.require_grad = True\n", unsafe=True)
+    assert fix("import torch\nw = torch.zeros(2)\nw.require_grad = True\n") == \
+        "import torch\nw = torch.zeros(2)\nw.require_grad = True\n"  # unsafe only
+    tuple_target = "import torch\na, b = torch.zeros(2), torch.ones(2)\na.require_grad, b.x = True, 1\n"
+    assert [d.code for d in check(tuple_target)] == ["TU701"]
+    own = "import torch\nclass O:\n    require_grad = False\ndef f(o):\n    o.require_grad = True\n    return o.require_grad\n"
+    assert check(own) == []
+    without_torch = "class O:\n    pass\no = O()\no.require_grad = True\n"
+    assert check(without_torch) == []
+
+
+def test_zero_grad_set_to_none_is_opt_in() -> None:
+    code = "import torch\ndef step(opt):\n    opt.zero_grad(set_to_none=False)\n"
+    assert check(code) == []
+    assert [d.code for d in check(code, select=["TU702"])] == ["TU702"]
+    assert "opt.zero_grad()" in fix(code, unsafe=True, select=["TU702"])

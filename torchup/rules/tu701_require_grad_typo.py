@@ -1,0 +1,167 @@
+"""TU701: `x.require_grad = True`, a typo for `requires_grad` that does nothing (TorchFix's TOR002)."""
+
+from __future__ import annotations
+
+import ast
+
+from torchup.analysis.context import Context
+from torchup.analysis.inference import Evidence
+from torchup.analysis.receivers import receiver_evidence
+from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.diagnostics import Applicability, Edit, Fix, Severity
+
+TYPO = "require_grad"
+
+
+class RequireGradTypo(Rule):
+    change = Change.MISTAKE
+    since = None  # (no release: a mistake on every one)
+    code = "TU701"
+    name = "require-grad-typo"
+    summary = "`x.require_grad = ...` sets an attribute nothing reads: a typo for `requires_grad`."
+    severity = Severity.WARNING
+    fix_availability = FixAvailability.UNSAFE
+    looks_for = LooksFor(attributes=(TYPO,), strings=(TYPO,))
+    docs = RuleDocs(
+        what="""
+        Finds assignments to an attribute `require_grad` (`x.require_grad = True`, also in a
+        tuple target, `setattr(x, "require_grad", v)`) in files that import torch. Not reported:
+        a file that also reads `require_grad` (then it is an attribute of the project's own, not
+        a typo), and a receiver that is evidently no tensor or module (a numpy array, a name
+        the file never binds). TorchFix's TOR002, which reported every such assignment.
+        """,
+        why="""
+        A tensor's (or parameter's) switch is `requires_grad`; assigning `require_grad` adds a
+        plain Python attribute and changes nothing: no gradient is computed for `x` (or, to
+        freeze it, gradients still are). No release warns about it.
+        """,
+        fix="""
+        `x.require_grad = v` -> `x.requires_grad = v`. On a module, `requires_grad` is no
+        switch either: use `module.requires_grad_(v)`, which sets every parameter's.
+        """,
+        fix_safety="""
+        Unsafe: it changes what the code computes, which is the point: gradients start (or stop)
+        flowing through `x`, and on a tensor that is not a leaf (the result of an operation)
+        setting `requires_grad` raises RuntimeError.
+        """,
+    )
+    examples = (
+        Example(
+            "a leaf tensor meant to be trained",
+            """
+            import torch
+            w = torch.zeros(3)
+            w.require_grad = True
+            loss = (w * 2).sum()
+            """,
+            fixed="""
+            import torch
+            w = torch.zeros(3)
+            w.requires_grad = True
+            loss = (w * 2).sum()
+            """,
+            unsafe=True,
+        ),
+        Example(
+            "freezing parameters through setattr",
+            """
+            import torch
+            model = torch.nn.Linear(2, 2)
+            for p in model.parameters():
+                setattr(p, "require_grad", False)
+            """,
+            findings=1,
+        ),
+        Example(
+            "an attribute of the project's own, read elsewhere",
+            """
+            import torch
+
+            class Options:
+                def __init__(self):
+                    self.require_grad = True
+
+            def use(options, x):
+                return x.detach() if not options.require_grad else x
+            """,
+            findings=0,
+        ),
+        Example(
+            "numpy",
+            """
+            import numpy as np
+            import torch
+            a = np.zeros(3)
+            a.require_grad = True
+            """,
+            findings=0,
+        ),
+    )
+
+    def check(self, ctx: Context) -> None:
+        if not ctx.resolver.imports_torch or _read_anywhere(ctx):
+            return
+        for node in ctx.walk():
+            for target in _attribute_targets(node):
+                if _not_torch(ctx, target.value):
+                    continue
+                start, end = ctx.source.node_range(target)
+                name_start = ctx.source.text.rfind(TYPO, start, end)
+                fix = None
+                if name_start >= 0:
+                    edit = Edit(name_start, name_start + len(TYPO), "requires_grad")
+                    fix = Fix("assign `requires_grad`", Applicability.UNSAFE, (edit,))
+                ctx.report(target, "`require_grad` is no attribute torch reads: did you mean `requires_grad`?",
+                           help="assign `requires_grad` (on a module: call `requires_grad_(...)`)", fix=fix)
+            if _is_setattr(node):
+                assert isinstance(node, ast.Call)
+                if not _not_torch(ctx, node.args[0]):
+                    edit = Edit(*ctx.source.node_range(node.args[1]), ctx.quote(node.args[1]) + "requires_grad"
+                                + ctx.quote(node.args[1]))
+                    ctx.report(node.args[1], "`setattr(x, \"require_grad\", ...)` sets no attribute torch reads: "
+                               "did you mean `requires_grad`?", fix=Fix("set `requires_grad`", Applicability.UNSAFE,
+                                                                        (edit,)))
+
+
+def _attribute_targets(node: ast.AST) -> list[ast.Attribute]:
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        targets = [node.target]
+    found: list[ast.Attribute] = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            targets += target.elts
+        elif isinstance(target, ast.Starred):
+            targets.append(target.value)
+        elif isinstance(target, ast.Attribute) and target.attr == TYPO:
+            found.append(target)
+    return found
+
+
+def _is_setattr(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+        and len(node.args) == 3 and isinstance(node.args[1], ast.Constant) and node.args[1].value == TYPO
+
+
+def _read_anywhere(ctx: Context) -> bool:
+    """Does the file read `require_grad` (`x.require_grad`, `getattr(x, "require_grad")`)?"""
+    for node in ctx.resolver.attributes_named([TYPO]):
+        if isinstance(node.ctx, ast.Load):
+            return True
+    return any(
+        isinstance(call.func, ast.Name) and call.func.id in ("getattr", "hasattr") and len(call.args) >= 2
+        and isinstance(call.args[1], ast.Constant) and call.args[1].value == TYPO
+        for call in ctx.resolver.calls
+    )
+
+
+def _not_torch(ctx: Context, receiver: ast.expr) -> bool:
+    """Is the receiver evidently something other than a tensor or a module (numpy, unbound)?"""
+    probe = ast.Call(func=ast.Attribute(value=receiver, attr=TYPO, ctx=ast.Load()), args=[], keywords=[])
+    return receiver_evidence(ctx, probe) is Evidence.NOT_TENSOR
+
+
+RULE = RequireGradTypo()
