@@ -57,8 +57,8 @@ def test_a_torchfix_code_without_a_rule_is_an_error_that_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "m.py").write_text(CODE)
-    status, _, err = run(capsys, tmp_path, "--isolated", "--select", "TOR106")
-    assert status == 2 and "no rule for TOR106" in err
+    status, _, err = run(capsys, tmp_path, "--isolated", "--select", "TOR108")
+    assert status == 2 and "no rule for TOR108" in err
     status, _, err = run(capsys, tmp_path, "--isolated", "--select", "TOR999")
     assert status == 2 and "names no TorchFix code" in err
 
@@ -92,3 +92,12 @@ def test_zero_grad_set_to_none_is_opt_in() -> None:
     assert check(code) == []
     assert [d.code for d in check(code, select=["TU702"])] == ["TU702"]
     assert "opt.zero_grad()" in fix(code, unsafe=True, select=["TU702"])
+
+
+def test_numerics_hints() -> None:
+    code = "import torch as th\nx = th.rand(3)\na = th.log(1 + x)\nb = th.exp(x) - 1\ndef f(y):\n    return th.log(y + 1.0)\n"
+    found = check(code, select=["TOR1"])
+    assert [(d.code, d.line) for d in found if d.code in ("TU711", "TU712")] == [("TU711", 3), ("TU712", 4), ("TU711", 6)]
+    safe = fix(code, select=["TU711", "TU712"])
+    assert "a = th.log1p(x)" in safe and "b = th.expm1(x)" in safe and "th.log(y + 1.0)" in safe  # y: unsafe only
+    assert "th.log1p(y)" in fix(code, unsafe=True, select=["TU711"])

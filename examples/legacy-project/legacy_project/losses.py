@@ -25,3 +25,8 @@ def fused_loss(hidden: torch.Tensor, weight: torch.Tensor, target: torch.Tensor)
         target,
         options=torch.nn.LinearCrossEntropyOptions(acc_policy="balanced"),
     )
+
+
+def log_survival(hazard: torch.Tensor) -> torch.Tensor:
+    """log(1 + h) and exp(h) - 1 of small hazards: TU711 and TU712 (hints, `--select TU711,TU712`)."""
+    return torch.log(1 + hazard) - (torch.exp(hazard) - 1)
