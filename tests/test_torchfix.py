@@ -46,7 +46,7 @@ def test_select_by_torchfix_codes(tmp_path: Path, capsys: pytest.CaptureFixture[
     (tmp_path / "m.py").write_text(CODE)
     status, found, err = run(capsys, tmp_path, "--isolated", "--select", "TOR002,TOR4")
     assert status == 1 and found == [(5, "TU701"), (7, "TU702")]  # line 3's TOR002 noqa silences TU701
-    assert "TorchFix's TOR002 is torchup's TU701" in err and "TOR4 is torchup's TU702" in err
+    assert "TorchFix's TOR002 is torchup's TU701" in err and "TOR4 is torchup's TU703, TU702" in err
     _, found, _ = run(capsys, tmp_path, "--isolated", "--select", "TOR102")
     assert found == [(8, "TU601")]
     _, found, _ = run(capsys, tmp_path, "--isolated", "--select", "TOR0,TOR1,TOR4", "--ignore", "TOR402")
@@ -101,3 +101,14 @@ def test_numerics_hints() -> None:
     safe = fix(code, select=["TU711", "TU712"])
     assert "a = th.log1p(x)" in safe and "b = th.expm1(x)" in safe and "th.log(y + 1.0)" in safe  # y: unsafe only
     assert "th.log1p(y)" in fix(code, unsafe=True, select=["TU711"])
+
+
+def test_dataloader_workers_and_scoped_library_are_opt_in_and_skip_what_they_should() -> None:
+    loader = "import torch\nfrom torch.utils.data import DataLoader\nd = DataLoader(ds, batch_size=4)\n"
+    assert check(loader) == [] and [d.code for d in check(loader, select=["TOR401"])] == ["TU703"]
+    spread = "import torch\nfrom torch.utils.data import DataLoader\nd = DataLoader(ds, **options)\n"
+    assert check(spread, select=["TU703"]) == []
+    library = 'import torch\nlib = torch.library.Library("ns", "DEF")\n'
+    assert check(library, select=["TU704"]) == []  # a package's own library
+    in_test = 'import torch\nclass TestOps:\n    def test_a(self):\n        torch.library.Library("ns", "DEF")\n'
+    assert [d.code for d in check(in_test, select=["TOR901"])] == ["TU704"]

@@ -53,6 +53,8 @@ RULE_MODULES = (
     "tu620_catalogue",
     "tu701_require_grad_typo",
     "tu702_zero_grad_set_to_none",
+    "tu703_dataloader_workers",
+    "tu704_scoped_library",
     "tu711_log1p",
     "tu712_expm1",
 )

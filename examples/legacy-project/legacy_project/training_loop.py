@@ -91,3 +91,8 @@ def export(model, example, path):
 
 
 checkpoint_all = functools.partial(torch.load, map_location="cpu")
+
+
+def batches(dataset, batch_size=32):
+    """A loader without worker processes: TU703 (a hint, `--select TU703`)."""
+    return torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True)
