@@ -160,7 +160,7 @@ def class_evidence(ctx: Context, cls: ast.ClassDef, method: str | None = None, d
     verdicts = set()
     for base in cls.bases:
         qualname = ctx.qualified_name(base)
-        local = _local_class(ctx, base) if qualname is None else None
+        local = local_class(ctx, base) if qualname is None else None
         if qualname in _TENSOR_TYPES:
             return Evidence.TENSOR
         if local is not None:
@@ -196,7 +196,7 @@ def _defined_names(cls: ast.ClassDef) -> set[str]:
     return names
 
 
-def _local_class(ctx: Context, expr: ast.expr) -> ast.ClassDef | None:
+def local_class(ctx: Context, expr: ast.expr) -> ast.ClassDef | None:
     """The class statement a name refers to, when it is defined in this file (and only once)."""
     if not isinstance(expr, ast.Name):
         return None
@@ -213,7 +213,7 @@ def _root_library(qualname: str) -> str:
 def _call_evidence(ctx: Context, call: ast.Call, depth: int) -> Evidence:
     if isinstance(call.func, ast.Name) and call.func.id == "__import__":
         return Evidence.NOT_TENSOR  # a module
-    local = _local_class(ctx, call.func)
+    local = local_class(ctx, call.func)
     if local is not None:
         return class_evidence(ctx, local, None, depth + 1)
     function = _local_function(ctx, call.func)

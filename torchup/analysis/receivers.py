@@ -21,7 +21,14 @@ import ast
 import re
 
 from torchup.analysis.context import Context
-from torchup.analysis.inference import Evidence, bound_nowhere, class_evidence, class_of_self, tensor_evidence
+from torchup.analysis.inference import (
+    Evidence,
+    bound_nowhere,
+    class_evidence,
+    class_of_self,
+    local_class,
+    tensor_evidence,
+)
 from torchup.core.diagnostics import Confidence
 from torchup.core.facts import FACTS
 
@@ -52,19 +59,10 @@ def receiver_evidence(ctx: Context, call: ast.Call) -> Evidence:
         if cls is not None:
             return class_evidence(ctx, cls, call.func.attr)
     if isinstance(receiver, ast.Call):
-        local = _local_class_call(ctx, receiver)
+        local = local_class(ctx, receiver.func)
         if local is not None:
             return class_evidence(ctx, local, call.func.attr)
     return tensor_evidence(ctx, receiver)
-
-
-def _local_class_call(ctx: Context, call: ast.Call) -> ast.ClassDef | None:
-    if not isinstance(call.func, ast.Name):
-        return None
-    found = ctx.resolver.lookup_name(call.func)
-    if len(found.bindings) == 1 and isinstance(found.bindings[0].node, ast.ClassDef):
-        return found.bindings[0].node
-    return None
 
 
 def receiver_kind(confidence: Confidence) -> str:
