@@ -486,28 +486,40 @@ def test_a_name_imported_through_a_module_named_by_a_word_keeps_the_focus() -> N
     assert len(focused.scopes) == 1
 
 
-def test_every_trigger_word_inside_a_rules_dotted_name_is_a_path_word() -> None:
-    """What ``Rule.path_words`` must list, read off the dotted names the rule modules spell."""
-    import re
-    import sys
-
+def test_a_name_imported_through_a_module_on_a_rules_path_is_no_finding_the_focus_hides() -> None:
+    """Rules match their qualified names whole, so `from torch.utils.checkpoint import f` binds `f`
+    to a name no rule reports, and a body that uses `f` without spelling a word may be skipped:
+    for every name of every rule and every other member of a module on its path, checked with
+    and without the pre-filter, the findings agree (a rule that reported every member of a module
+    would have to declare it in ``LooksFor.modules``, whose words are ``Rule.path_words``)."""
+    from tests.helpers import check
     from torchup.rules import all_rules
 
-    helpers = "".join(
-        Path(module.__file__).read_text(encoding="utf-8")
-        for name, module in sorted(sys.modules.items())
-        if name.startswith("torchup.rules._") and module.__file__
-    )
-    import json
-
-    from torchup.rules._modernise import FEATURES
-
+    checked = 0
     for rule in all_rules():
-        text = Path(sys.modules[type(rule).__module__].__file__).read_text(encoding="utf-8") + helpers
-        # (and the names of the release features it reads from data: TU501's `cond` module)
-        text += "".join(json.dumps(FEATURES[name]) for name in re.findall(r'\bfeature\("(\w+)"\)', text))
-        inner = {part for name in re.findall(r"\b(?:torch|sys|os)(?:\.\w+)+", text) for part in name.split(".")[:-1]}
-        assert inner & set(rule.triggers) <= set(rule.path_words), rule.code
+        for name in rule.looks_for.names:
+            parts = name.split(".")
+            for end in range(1, len(parts)):
+                if set(parts[:end]).isdisjoint(rule.triggers):
+                    continue  # (no word of the path: nothing the focus could misjudge)
+                module = ".".join(parts[:end])
+                member = parts[end] + "_other"
+                code = f"import torch\nfrom {module} import {member}\n\n\ndef f(a):\n    return {member}(a)\n"
+                codes = [d.code for d in check(code, [rule.code])]
+                assert codes == [d.code for d in check(code, [rule.code], prefilter=False)], (rule.code, code)
+                checked += 1
+    assert checked > 20
+
+
+def test_the_words_of_the_modules_a_rule_reports_are_its_path_words() -> None:
+    from torchup.analysis.rule import module_word
+    from torchup.rules import all_rules
+
+    declared = [rule for rule in all_rules() if rule.looks_for.modules]
+    assert declared  # (the catalogue's module entries: `functorch`, `torch._six`, ...)
+    for rule in declared:
+        assert set(rule.path_words) == {module_word(module) for module in rule.looks_for.modules}, rule.code
+        assert set(rule.path_words) <= set(rule.triggers), rule.code
 
 
 def test_a_star_import_through_no_path_word_keeps_the_focus() -> None:

@@ -98,13 +98,20 @@ class LooksFor:
     strings: tuple[str, ...] = ()  # string values matched whole: `acc_policy="balanced"`
     in_strings: tuple[str, ...] = ()  # words matched inside longer strings too: `"max-autotune"`, mock paths
     words: tuple[str, ...] = ()  # words matched anywhere in code (a rule whose uses no other kind covers)
+    # Modules whose imports the rule reports (`import functorch`, `from torch._six import inf`): each
+    # is looked for by its rarest word, a private part (`_six`) or else its last, which then also
+    # counts in the module of a `from` import (``Rule.path_words``).
+    modules: tuple[str, ...] = ()
 
     def name_requirements(self) -> NameRequirements | None:
         """What a file must spell besides a trigger word, when the findings come from qualified
         names only (torchup/prefilter/requirements.py); None when other kinds of use count too."""
-        if not self.names or self.methods or self.attributes or self.keywords or self.strings or self.in_strings:
+        if not (self.names or self.modules) or self.methods or self.attributes or self.keywords or self.strings:
             return None
-        return NameRequirements(self.names, self.words)
+        if self.in_strings:
+            return None
+        # (an import of a module spells its path as a reference to one of its names would)
+        return NameRequirements((*self.names, *self.modules), self.words)
 
     def derive(self) -> tuple[tuple[str, ...], dict[str, frozenset[str]], tuple[str, ...], frozenset[str]]:
         """The pre-filter's view: trigger words, where each counts, path words, words in strings."""
@@ -128,10 +135,18 @@ class LooksFor:
             add(word, {STRING})
         for word in (*self.in_strings, *self.words):
             add(word, None)
+        paths = tuple(sorted({module_word(module) for module in self.modules}))
+        for word in paths:
+            add(word, None)
         roles = {word: frozenset(kinds) for word, kinds in places.items() if kinds is not None}
-        words = tuple(places)
-        paths = tuple(sorted({part for name in self.names for part in name.split(".")[:-1] if part in places}))
-        return words, roles, paths, frozenset(self.in_strings)
+        return tuple(places), roles, paths, frozenset(self.in_strings)
+
+
+def module_word(module: str) -> str:
+    """The word a module is looked for by: its first private part (`_tensor` in
+    `torch.distributed._tensor`), the rarest, else its last (`functorch`)."""
+    parts = module.split(".")
+    return next((part for part in parts if part.startswith("_")), parts[-1])
 
 
 @dataclass
@@ -163,8 +178,11 @@ class Rule:
     triggers: ClassVar[tuple[str, ...]] = ()
     # Where each word counts (prefilter's roles); a word missing here counts anywhere.
     word_roles: ClassVar[dict[str, frozenset[str]]] = {}
-    # Words that name a module on the way to a name the rule resolves (`cond` in
-    # `torch._higher_order_ops.cond.cond`): `from m.cond import f` may hide the word from later uses.
+    # The words of the modules the rule reports by import (``LooksFor.modules``): they count in the
+    # module of a `from` import, and `from m._six import f` then makes the resolver read every body.
+    # (A word inside a name the rule resolves needs neither: `from torch.utils.checkpoint import f`
+    # binds `f` to `torch.utils.checkpoint.f`, which reaches a rule's name only where a use spells
+    # the name's last word, `f.checkpoint`, or `f` is that word.)
     path_words: ClassVar[tuple[str, ...]] = ()
     # Words matched inside longer strings (``LooksFor.in_strings``): elsewhere a word in a one-line
     # string counts only as its whole value.

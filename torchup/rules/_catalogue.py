@@ -360,11 +360,7 @@ def _module_imports(ctx: Context, entry: Entry) -> list[tuple[ast.alias, str]]:
 
 
 def _words(entry: Entry) -> LooksFor:
-    # An import of a module spells each part of its path: a private part (`_six`, `_tensor`) is
-    # the rarest word to look for, else the last one.
-    modules = tuple(sorted({next((part for part in m.split(".") if part.startswith("_")), m.rpartition(".")[2])
-                            for m in entry.modules}))
-    return LooksFor(names=tuple(sorted(entry.names)), words=modules)
+    return LooksFor(names=tuple(sorted(entry.names)), modules=tuple(sorted(entry.modules)))
 
 
 def build_rules() -> tuple[Rule, ...]:

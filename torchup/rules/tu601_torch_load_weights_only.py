@@ -15,6 +15,8 @@ from torchup.analysis.context import Context
 from torchup.analysis.patterns import Edits, literal_dict_keyword
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Fix, Severity
+from torchup.core.lexing import Spans
+from torchup.prefilter.calls import every_call_passes
 from torchup.rules._arguments import append_argument
 
 # -- shared with TU604 and TU606 ------------------------------------------------------------------
@@ -321,6 +323,10 @@ class TorchLoadWeightsOnly(Rule):
         if "safe_globals" not in text:
             return []
         return [number for number, line in enumerate(text.splitlines(), 1) if "safe_globals" in line]
+
+    def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
+        # (torch's own sources call `torch.load(..., weights_only=True)` in files nothing else is found in)
+        return super().may_report(spans) and not every_call_passes(spans, self.triggers, frozenset(PARAMETERS))
 
     def check(self, ctx: Context) -> None:
         allowlisted: list[tuple[int, int]] = []  # the `with torch.serialization.safe_globals(...)` blocks

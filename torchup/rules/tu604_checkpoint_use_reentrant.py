@@ -7,6 +7,8 @@ import ast
 from torchup.analysis.context import Context
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Severity
+from torchup.core.lexing import Spans
+from torchup.prefilter.calls import every_call_passes
 from torchup.rules.tu601_torch_load_weights_only import Given, given, keyword_fix, uses
 
 CHECKPOINT = "torch.utils.checkpoint.checkpoint"
@@ -172,6 +174,9 @@ class CheckpointUseReentrant(Rule):
             findings=0,
         ),
     )
+
+    def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
+        return super().may_report(spans) and not every_call_passes(spans, self.triggers, frozenset({"use_reentrant"}))
 
     def check(self, ctx: Context) -> None:
         # `checkpoint_wrapper(m, checkpoint_impl=..., checkpoint_fn=checkpoint)` passes `use_reentrant`

@@ -8,6 +8,7 @@ from torchup.analysis.context import Context
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Severity
 from torchup.core.lexing import Spans
+from torchup.prefilter.calls import every_call_passes
 from torchup.prefilter.requirements import NameRequirements
 from torchup.rules.tu601_torch_load_weights_only import Given, given, keyword_fix, uses
 
@@ -177,7 +178,9 @@ class OnnxExportDynamoDefault(Rule):
     def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
         # A finding is a use of `torch.onnx.export` (the other name only rules one out): `onnx`
         # must be spelled, not merely `export` (torchup/prefilter/requirements.py).
-        return _ONNX_EXPORT.could_refer(spans.text, spans)
+        if not _ONNX_EXPORT.could_refer(spans.text, spans):
+            return False
+        return not every_call_passes(spans, self.triggers, frozenset(PARAMETERS))
 
     def check(self, ctx: Context) -> None:
         for use in uses(ctx, frozenset({EXPORT})):

@@ -1,0 +1,142 @@
+"""What a file must spell before it is parsed: the module a name lives in, bound to the name's
+last word (torchup/prefilter/requirements.py), and calls that already pass a keyword
+(torchup/prefilter/calls.py). Each case is checked with and without the pre-filter; a file the
+pre-filter rules out is one whose syntax error (TU001) goes unreported."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import check
+from torchup.core.lexing import spans_of
+from torchup.prefilter.calls import every_call_passes
+from torchup.prefilter.requirements import NameRequirements
+
+BROKEN = "\ndef broken(:\n    pass\n"  # reported (TU001) only by a parse
+
+
+def _parsed(code: str, select: list[str]) -> bool:
+    return "TU001" in [d.code for d in check(code + BROKEN, [*select, "TU001"])]
+
+
+def _codes(code: str, select: list[str], prefilter: bool = True) -> list[str]:
+    return [d.code for d in check(code, select, prefilter=prefilter)]
+
+
+JIT = NameRequirements(("torch.jit.load", "torch.jit.script"))
+
+
+@pytest.mark.parametrize(
+    ("text", "refers"),
+    [
+        ("import torch\nm = torch.jit.load(p)\n", True),
+        ("import torch.jit as J\nm = J.load(p)\n", True),
+        ("from torch import jit as J\nm = J.load(p)\n", True),
+        ("import torch\nT = torch.jit\nm = T.load(p)\n", True),
+        ("from torch.jit import load\nm = load(p)\n", True),
+        ("from torch.jit import (\n    script,\n)\n", True),
+        ("from torch.jit import *\nm = load(p)\n", True),
+        ("import torch as th\nm = th.jit.script(f)\n", True),
+        # `jit` and `load` both spelled, never together: `triton.jit`, another module's `load`
+        ("import torch, triton\n@triton.jit\ndef k(): pass\nm = PyCodeCache.load(src)\n", False),
+        ("import torch\nok = torch.jit.is_scripting()\nx = pickle.load(f)\n", False),
+        ("import torch\ndef f(script):\n    return torch.jit.is_scripting()\n", False),
+    ],
+)
+def test_a_name_of_a_submodule_needs_its_last_word_after_the_module(text: str, refers: bool) -> None:
+    assert JIT.could_refer(text) is refers
+    assert JIT.could_refer(text.encode()) is refers
+
+
+AMP = NameRequirements(("torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"))
+
+
+@pytest.mark.parametrize(
+    ("text", "refers"),
+    [
+        ("import torch\nwith torch.cuda.amp.autocast():\n    pass\n", True),
+        ("from torch.cuda.amp import autocast\n", True),
+        ("from torch.cuda import amp\ns = amp.GradScaler()\n", True),
+        ("from torch import cuda\ns = cuda.amp.GradScaler()\n", True),
+        ("import torch.cuda as tc\ns = tc.amp.GradScaler()\n", True),
+        ("import torch.cuda.amp as A\ns = A.GradScaler()\n", True),
+        ("import torch\nscaler_cls = torch.cuda.amp.GradScaler\n", True),
+        ("from torch.cuda import *\ns = amp.GradScaler()\n", True),
+        # `torch.amp.autocast` and `torch.cuda` elsewhere: not the deprecated class
+        ("import torch\nwith torch.amp.autocast('cuda'):\n    x = torch.cuda.is_available()\n", False),
+        ("import torch\nx = torch.cuda.is_available()\ns = apex.amp.GradScaler()\n", False),
+    ],
+)
+def test_each_word_of_a_path_follows_its_parent(text: str, refers: bool) -> None:
+    assert AMP.could_refer(text) is refers
+
+
+def test_a_local_function_named_like_a_reported_module_is_not_read() -> None:
+    """torch's own test suite defines `def _tensor(...)`: no import of `torch.distributed._tensor`
+    (TU622), so the file is not parsed; an import of the module is still found."""
+    code = "import torch\n\ndef _tensor(shape):\n    return torch.zeros(shape)\n\nx = _tensor((2,))\n"
+    assert not _parsed(code, ["TU622"])
+    assert _codes(code, ["TU622"]) == _codes(code, ["TU622"], prefilter=False) == []
+    for imported in ("from torch.distributed._tensor import DTensor\n", "import torch.distributed._tensor.debug\n"):
+        assert _codes(imported, ["TU622"]) == _codes(imported, ["TU622"], prefilter=False) == ["TU622"]
+
+
+def test_an_import_from_a_module_on_a_names_path_keeps_the_cut() -> None:
+    """`from torch.utils.checkpoint import CheckpointPolicy` cannot reach `checkpoint` itself: the
+    word in the module's name is not counted (and no body needs to be read for it)."""
+    code = "import torch\nfrom torch.utils.checkpoint import CheckpointPolicy\n\ndef f(a):\n    return CheckpointPolicy(a)\n"
+    assert not _parsed(code, ["TU604"])
+    assert _codes(code, ["TU604"], prefilter=False) == []
+
+
+def _passes(text: str, words: tuple[str, ...] = ("load",), keywords: frozenset[str] = frozenset({"weights_only"})) -> bool:
+    spans = spans_of(text)
+    assert spans is not None
+    return every_call_passes(spans, words, keywords)
+
+
+@pytest.mark.parametrize(
+    ("text", "passes"),
+    [
+        ("x = torch.load(f, weights_only=True)\n", True),
+        ("x = torch.load(\n    f,\n    map_location='cpu',  # (see below)\n    weights_only = False,\n)\n", True),
+        ("x = torch.load(f, map_location=lambda s, l: s, weights_only=True)\n", True),
+        ("x = torch.load(f, '(', weights_only=True)\n", True),  # a bracket in a string
+        ("x = torch.load(f)\n", False),
+        ("x = torch.load(f, weights_only=None)\n", False),  # None: the default, the rule reports it
+        ("x = torch.load(f, weights_only=True)\ny = torch.load(g)\n", False),
+        ("x = torch.load(f, **dict(weights_only=True))\n", False),  # nested: unsure
+        ("x = torch.load(f, opts(weights_only=True))\n", False),
+        ("x = torch.load(f, weights_only_flag=True)\n", False),
+        ("x = torch.load(f, flag == weights_only)\n", False),
+        ("loader = partial(torch.load, weights_only=True)\n", False),  # no call of the name itself
+        ("from torch import load\nx = load(f, weights_only=True)\n", True),  # an import binds: no use
+        ("from torch import (\n    load,\n)\nx = load(f)\n", False),
+        ("from torch import load as tl\nx = tl(f)\n", False),  # renamed: its uses do not spell the word
+        ("from torch import (\n    load as tl,\n)\n", False),
+        ("doc = torch.load.__doc__\n", True),  # an attribute of the function: no use these rules report
+        ('x = torch.load(f"{a(}", weights_only=True)\n', False),  # an f-string: unsure
+        ("x = torch.load(f, 'unterminated\n", False),
+        ("# torch.load(f) in a comment\nx = 1\n", True),
+        ('"""torch.load(f) in prose\n"""\n', True),
+    ],
+)
+def test_every_call_passes(text: str, passes: bool) -> None:
+    assert _passes(text) is passes
+    spans = spans_of(text.encode())
+    assert spans is not None and every_call_passes(spans, ("load",), frozenset({"weights_only"})) is passes
+
+
+@pytest.mark.parametrize(
+    ("code", "rule"),
+    [
+        ("import torch\nx = torch.load(f, weights_only=True)\n", "TU601"),
+        ("import torch\nfrom torch.utils.checkpoint import checkpoint\ny = checkpoint(f, x, use_reentrant=False)\n", "TU604"),
+        ("import torch\ntorch.onnx.export(m, (x,), 'm.onnx', dynamo=True)\n", "TU606"),
+    ],
+)
+def test_a_file_whose_calls_all_pass_the_keyword_is_not_parsed(code: str, rule: str) -> None:
+    assert not _parsed(code, [rule])
+    assert _codes(code, [rule], prefilter=False) == []
+    missing = code.replace("weights_only=True", "").replace("use_reentrant=False", "").replace("dynamo=True", "")
+    assert _codes(missing, [rule]) == _codes(missing, [rule], prefilter=False) == [rule]
