@@ -140,3 +140,48 @@ def test_a_file_whose_calls_all_pass_the_keyword_is_not_parsed(code: str, rule: 
     assert _codes(code, [rule], prefilter=False) == []
     missing = code.replace("weights_only=True", "").replace("use_reentrant=False", "").replace("dynamo=True", "")
     assert _codes(missing, [rule]) == _codes(missing, [rule], prefilter=False) == [rule]
+
+
+# The grep path (`Checker.prescan` given grep's lines, as in runs of 200 files or more): a file
+# whose names-only words stand nowhere a name's last word can is not parsed. Each case: findings
+# with the lines given equal those of a full parse, and whether the gate lets the file through.
+GATED = {
+    "attribute": ("import torch\nx = torch.load(f)\n", True),
+    "from-import": ("from torch import load\nx = load(f)\n", True),
+    "import list": ("from torch import (\n    jit,\n    load\n)\nx = load(f)\n", True),
+    "import list, items on one line": ("from torch import (jit,\n    save, load)\nx = load(f)\n", True),
+    "renamed in a list": ("from torch import (\n    load as tl,\n)\nx = tl(f)\n", True),
+    "dot on the line before": ("import torch\nx = (torch.\n     load(f))\n", True),
+    "dot before a comment line": ("import torch\nx = (torch.  # why\n     # more\n     load(f))\n", True),
+    "backslash": ("import torch\nx = torch.\\\n    load(f)\n", True),
+    "star import": ("from torch import *\nx = load(f)\n", True),
+    "after a semicolon": ("import os; from torch import load\nx = load(f)\n", True),
+    "a hash in a string before": ('import torch\nx = f("#", torch.load(p))\n', True),
+    "prose and keywords only": (
+        'import torch\n"""Save a\ncheckpoint here, then load it."""\nrun(checkpoint="a", load=True)\n'
+        "def load(path):\n    return path\n",
+        False,
+    ),
+    "a local function": ("import torch\ndef load(p):\n    return p\nx = load(f)\n", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GATED))
+def test_the_grep_path_lets_through_every_file_that_may_refer(name: str) -> None:
+    from tests.test_prefilter import grep_lines
+    from torchup.check.checker import Checker
+    from torchup.core.source import SourceFile
+    from torchup.rules import all_rules
+    from torchup.settings.selection import select_rules
+
+    code, through = GATED[name]
+    checker = Checker(select_rules(all_rules(), ["TU601", "TU604", "TU173"]))
+    raw = code.encode()
+    pattern = checker.scan_pattern("m.py")
+    assert pattern is not None
+    prescan = checker.prescan(raw, "m.py", grep_lines(raw, pattern))
+    assert prescan.could_match is through
+    source = SourceFile.from_bytes("m.py", raw)
+    found = checker.analyze(source, prescan).diagnostics if prescan.could_match else []
+    full = Checker(select_rules(all_rules(), ["TU601", "TU604", "TU173"]), prefilter=False).analyze(source)
+    assert [(d.code, d.line) for d in found] == [(d.code, d.line) for d in full.diagnostics]

@@ -209,7 +209,7 @@ def _spelled_as_member(
 ) -> bool:
     """``word`` after a dot (after one of ``owners`` and a dot, when given), or in a `from` import."""
     for index in word_starts(text, word, in_code):
-        before = text[max(0, index - 80):index].rstrip(" \t\r\n\\")  # (a window: never copy the whole prefix)
+        before = _code_before(text, index)
         if before.endswith("."):
             if owners is None:
                 return True
@@ -221,16 +221,37 @@ def _spelled_as_member(
     return False
 
 
+def _code_before(text: str, index: int) -> str:
+    """The code before ``index`` (a window: never a copy of the whole prefix), less the blank and
+    comment lines and the comment just before it: `(torch.  # why` then `load(f))` is `torch.load`."""
+    before = text[max(0, index - 80):index].rstrip(" \t\r\n\\")
+    if before.endswith("."):
+        return before  # (before any `#`, which may stand in a string)
+    while "#" in before:
+        line_start = before.rfind("\n") + 1
+        code = before[line_start:].split("#", 1)[0]  # (naive: a `#` in a string gives up the window)
+        if code.strip():
+            return before[:line_start] + code.rstrip(" \t\\")
+        if line_start == 0:
+            return before
+        before = before[:line_start].rstrip(" \t\r\n\\")
+    return before
+
+
 def in_from_import(text: str, index: int) -> bool:
-    """Is ``index`` in a `from x import ...` statement (parenthesised ones too)?"""
-    line_start = text.rfind("\n", 0, index) + 1
-    if _FROM_IMPORT.match(text, line_start):
+    """Is ``index`` in a `from x import ...` statement (parenthesised ones too, and one after a `;`)?"""
+    if _FROM_IMPORT.match(text, _statement_start(text, index)):
         return True
     opened = text.rfind("(", 0, index)
     if opened < 0 or ")" in text[opened:index]:
         return False
-    statement_start = text.rfind("\n", 0, opened) + 1
-    return _FROM_IMPORT.match(text, statement_start) is not None
+    return _FROM_IMPORT.match(text, _statement_start(text, opened)) is not None
+
+
+def _statement_start(text: str, index: int) -> int:
+    """The start of the line of ``index``, or past the last `;` before it on that line."""
+    line_start = text.rfind("\n", 0, index) + 1
+    return max(line_start, text.rfind(";", line_start, index) + 1)
 
 
 _OWNER = re.compile(r"(\w+)[ \t]*$")

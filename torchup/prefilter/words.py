@@ -126,6 +126,25 @@ class TriggerPattern:
             found.update(match.group().decode("ascii") for match in matches)
         return frozenset(found)
 
+    def words_referring(self, content: bytes, lines: tuple[tuple[int, int], ...]) -> frozenset[str]:
+        """The trigger words on grep's lines that stand where a qualified name's last word, or a
+        module's, can: after a dot, after `import` or `from`, or as an item of an import list (after
+        `(`, `,` or first on a line, and before `,`, `)`, `as` or the line's end): `torch.load`,
+        `from torch import jit, load`, a line of a bracketed import. A reference the resolver
+        follows to a name spells it so (torchup/prefilter/requirements.py asks more)."""
+        size = len(content)
+        found = set()
+        for _, start in lines:
+            end = content.find(b"\n", start)
+            end = size if end < 0 else end
+            for match in self.bytes.finditer(content, start, end):
+                before = content[max(start, match.start() - 80):match.start()].rstrip(b" \t")
+                if before.endswith(b".") or _REFERRING_KEYWORD.search(before) or (
+                    (not before or before.endswith((b"(", b","))) and _LIST_ITEM_END.match(content, match.end(), end)
+                ) or (not before and _continues_a_name(content, start)):
+                    found.add(match.group().decode("ascii"))
+        return frozenset(found)
+
     def _scan_lines(self, content: bytes, lines: tuple[tuple[int, int], ...]) -> Occurrences | None:
         """``scan`` of bytes with `\\n` line breaks, given every line that holds a trigger word or a
         scope word; None if a line does not start where it is said to (the file changed since)."""
@@ -258,6 +277,27 @@ def _in_module_of_from(content: str | bytes, occurrence: tuple[int, int, str]) -
         return False
     return _MODULE_REST[kind].match(content, at + len(word)) is not None  # type: ignore[arg-type]
 
+
+def _continues_a_name(content: bytes, line_start: int) -> bool:
+    """Does the code before the line at ``line_start`` end where a name goes on (a dot, a backslash,
+    `import`), past blank and comment lines (`(torch.  # why\n    load(f))`)? True when unsure."""
+    end = line_start - 1
+    for _ in range(20):
+        if end <= 0:
+            return False
+        start = content.rfind(b"\n", 0, end) + 1
+        line = content[start:end].strip()
+        end = start - 1
+        if not line or line.startswith(b"#"):
+            continue
+        code = line.split(b"#", 1)[0].rstrip()  # (naive: a `#` in a string only makes this surer)
+        return any(text.endswith((b".", b"\\", b",", b"(")) or _REFERRING_KEYWORD.search(text) is not None
+                   for text in (line, code))
+    return True
+
+
+_LIST_ITEM_END = re.compile(rb"[ \t]*(?:[,)\\\r]|as[ \t]|$)")
+_REFERRING_KEYWORD = re.compile(rb"(?:^|\W)(?:import|from)\Z")
 
 ATTRIBUTE, KEYWORD, STRING = "attribute", "keyword", "string"  # (Rule.word_roles)
 CODE = "code"  # anywhere in code proper, not in a string
