@@ -279,6 +279,7 @@ def test_sarif_result_level_follows_the_finding_severity() -> None:
 def test_sarif_fixes_reproduce_the_fixers_edits(tmp_path: Path, code: str, select, sarif_validator) -> None:
     path = tmp_path / "a.py"
     diagnostics, sources = analyse(code, path, select)
+    diagnostics = [d for d in diagnostics if "(imported)" not in d.message]  # (an import line: its uses' fixes drop it)
     assert diagnostics and all(d.fix is not None for d in diagnostics)
     log = assert_valid_sarif(sarif_validator, render("sarif", diagnostics, sources.get, root=tmp_path))
     text = sources[str(path)].text

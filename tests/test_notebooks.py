@@ -110,6 +110,7 @@ def test_check_locates_findings_by_cell(capsys, tmp_path):
     path = write(tmp_path / "nb.ipynb", jupyter_dumps(RICH))
     found = findings(capsys, str(path))
     assert [(f["code"], f["cell"], f["line"], f["column"]) for f in found] == [
+        ("TU101", 1, 4, 19),  # the import of `cholesky` (as TorchFix's TOR103)
         ("TU103", 3, 2, 8),
         ("TU101", 3, 6, 5),
     ]
@@ -144,7 +145,8 @@ def test_ipython_syntax_never_causes_a_syntax_finding(capsys, tmp_path):
     path = write(tmp_path / "nb.ipynb", jupyter_dumps(RICH))
     found = findings(capsys, "--select", "ALL", "--no-prefilter", str(path))
     assert "TU001" not in {f["code"] for f in found}
-    assert {f["cell"] for f in found} == {3}  # nothing in the %%bash cell, nor behind %time, ! or ?
+    uses = [f for f in found if "(imported)" not in f["message"]]  # (cell 1 imports `cholesky`)
+    assert {f["cell"] for f in uses} == {3}  # nothing in the %%bash cell, nor behind %time, ! or ?
 
 
 def test_cross_cell_imports_resolve(capsys, tmp_path):
@@ -362,6 +364,8 @@ INDENTED = notebook(
 def test_an_indented_cell_is_checked_as_ipython_runs_it(capsys, tmp_path):
     path = write(tmp_path / "nb.ipynb", jupyter_dumps(INDENTED))
     found = findings(capsys, str(path))
+    imported = found.pop(0)  # `from torch import cholesky, nn` (as TorchFix's TOR103), in cell 1
+    assert (imported["cell"], imported["line"], imported["column"]) == (1, 2, 23)
     # columns in the cell's own text, indentation included
     assert [(f["code"], f["cell"], f["line"], f["column"], f["end_column"]) for f in found] == [("TU101", 2, 4, 13, 21)]
     edit = found[0]["fix"]["edits"][-1]
@@ -596,7 +600,7 @@ def test_the_prefilter_sees_words_behind_json_escapes(tmp_path):
         checker = Checker(select_rules(all_rules(), None), prefilter=prefilter)
         result = run([str(path)], checker, Discovery(), RunOptions())
         results.append([(d.code, d.cell, d.line, d.column) for d in result.diagnostics])
-    assert results[0] == results[1] == [("TU103", 1, 5, 1)]
+    assert results[0] == results[1] == [("TU103", 1, 2, 1), ("TU103", 1, 5, 1)]  # the import, the call
 
 
 def test_findings_are_ordered_by_cell(tmp_path):

@@ -264,7 +264,8 @@ def test_a_name_bound_nowhere_is_never_a_tensor() -> None:
 
 def test_a_reexport_by_name_is_reported_and_keeps_the_calls_fix_unsafe() -> None:
     found = check('from torch import cholesky\n__all__ = ["cholesky", "factor"]\n\ndef factor(A):\n    return cholesky(A)\n')
-    reexport, call = found
+    imported, reexport, call = found
+    assert imported.line == 1 and "(imported)" in imported.message
     assert reexport.line == 2 and "re-exports `torch.cholesky`" in reexport.message and reexport.fix is None
     assert call.fix is not None and call.fix.applicability.value == "unsafe"
     assert "re-exported by name at snippet.py:2:12" in call.notes[0]

@@ -7,6 +7,12 @@ import pytest
 from helpers import check, codes
 
 
+def use_codes(code: str, select: list[str]) -> list[str]:
+    """The codes of the findings at uses: an import line of a removed function is reported too
+    (as TorchFix's TOR004/TOR103 are), which is not what these cases are about."""
+    return [d.code for d in check(code, select=select) if "(imported)" not in d.message]
+
+
 @pytest.mark.parametrize(
     "code",
     [
@@ -26,7 +32,7 @@ from helpers import check, codes
     ],
 )
 def test_reported_through(code: str) -> None:
-    assert codes(code, select=["TU101"]) == ["TU101"]
+    assert use_codes(code, select=["TU101"]) == ["TU101"]
 
 
 @pytest.mark.parametrize(
@@ -58,7 +64,7 @@ def test_reported_through(code: str) -> None:
     ],
 )
 def test_not_reported(code: str) -> None:
-    assert codes(code, select=["TU101", "TU102"]) == []
+    assert use_codes(code, select=["TU101", "TU102"]) == []
 
 
 def test_shadowed_torch_parameter_is_not_the_module() -> None:
@@ -80,7 +86,7 @@ def test_class_scope_is_invisible_to_methods() -> None:
         def run(self, A):
             return cholesky(A)  # the module-level import, not the class attribute
     """
-    assert codes(code, select=["TU101"]) == ["TU101"]
+    assert use_codes(code, select=["TU101"]) == ["TU101"]
 
 
 def test_global_declaration_resolves_to_module() -> None:

@@ -57,8 +57,8 @@ def test_a_torchfix_code_without_a_rule_is_an_error_that_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "m.py").write_text(CODE)
-    status, _, err = run(capsys, tmp_path, "--isolated", "--select", "TOR108")
-    assert status == 2 and "no rule for TOR108" in err
+    status, _, err = run(capsys, tmp_path, "--isolated", "--select", "TOR201")
+    assert status == 2 and "no rule for TOR201" in err
     status, _, err = run(capsys, tmp_path, "--isolated", "--select", "TOR999")
     assert status == 2 and "names no TorchFix code" in err
 
@@ -112,3 +112,54 @@ def test_dataloader_workers_and_scoped_library_are_opt_in_and_skip_what_they_sho
     assert check(library, select=["TU704"]) == []  # a package's own library
     in_test = 'import torch\nclass TestOps:\n    def test_a(self):\n        torch.library.Library("ns", "DEF")\n'
     assert [d.code for d in check(in_test, select=["TOR901"])] == ["TU704"]
+
+
+# flake8 configuration (torchup/settings/flake8_config.py): TorchFix ran as a flake8 plugin.
+
+
+@pytest.mark.parametrize("name", ["setup.cfg", "tox.ini", ".flake8"])
+def test_a_flake8_section_with_torchfix_codes_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    (tmp_path / name).write_text("[flake8]\nmax-line-length = 100\nselect = E,F,W,TOR402\nextend-ignore = TOR102, E501\n")
+    (tmp_path / "m.py").write_text(CODE)
+    status, found, err = run(capsys, tmp_path)
+    assert status == 1
+    assert (7, "TU702") in found  # an opt-in rule, selected by its TorchFix code
+    assert (8, "TU601") not in found  # TOR102 ignored
+    assert (5, "TU701") in found  # torchup's own defaults stay on
+    assert f"TorchFix's codes read from [flake8] in {tmp_path / name}" in err
+    assert "TorchFix's TOR402 is torchup's TU702" in err
+
+
+def test_flake8_per_file_ignores_and_codes_without_a_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "setup.cfg").write_text(
+        "[metadata]\nname = demo\n\n[flake8]\nselect = TOR0,TOR2\nper-file-ignores =\n"
+        "    m.py: TOR002, E501\n    other/*.py:TOR102 legacy.py:TOR0\n"
+    )
+    (tmp_path / "m.py").write_text(CODE)
+    _, found, err = run(capsys, tmp_path)
+    assert (5, "TU701") not in found and (8, "TU601") in found  # TOR002 ignored for m.py only
+    assert "TOR2 in [flake8]: torchup has no rule for it yet" in err
+
+
+def test_a_flake8_section_without_torchfix_codes_is_no_torchup_configuration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inner = tmp_path / "pkg"
+    inner.mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.torchup]\nextend-select = ["TU702"]\n')
+    (inner / "setup.cfg").write_text("[flake8]\nselect = E,F\n")
+    (inner / "m.py").write_text(CODE)
+    _, found, err = run(capsys, inner)
+    assert (7, "TU702") in found and "[flake8]" not in err  # the pyproject.toml above is the configuration
+
+
+def test_torchup_configuration_wins_over_flake8_in_the_same_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.torchup]\nignore = ["TU601"]\n')
+    (tmp_path / "setup.cfg").write_text("[flake8]\nselect = TOR402\n")
+    (tmp_path / "m.py").write_text(CODE)
+    _, found, err = run(capsys, tmp_path)
+    assert (8, "TU601") not in found and (7, "TU702") not in found and "[flake8]" not in err

@@ -65,7 +65,9 @@ def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None 
     if args.show_settings:  # (with the from-version of the first path, and where it was found)
         sys.stdout.write(settings.describe(provider.from_version(args.paths[0] if args.paths else ".")))
         return EXIT_CLEAN
-    # TorchFix's codes stand for torchup's: say which (torchup.core.torchfix).
+    # TorchFix's codes stand for torchup's: say which (torchup.core.torchfix), and where they came from.
+    for line in settings.notes:
+        sys.stderr.write(f"torchup: note: {line}\n")
     for line in torchfix.notes([*(settings.select or ()), *settings.extend_select, *settings.ignore]):
         sys.stderr.write(f"torchup: note: {line}\n")
     checker = Checker([], prefilter=not args.no_prefilter, settings_for=provider)

@@ -57,6 +57,7 @@ RULE_MODULES = (
     "tu704_scoped_library",
     "tu711_log1p",
     "tu712_expm1",
+    "tu713_logsumexp",
 )
 
 

@@ -16,6 +16,7 @@ from torchup.analysis.patterns import BoundCall, Edits, bind_call, has_comment
 from torchup.analysis.receivers import receiver_confidence, receiver_kind
 from torchup.core.diagnostics import Applicability, Confidence, Edit, Fix, ImportRequest, preview
 from torchup.core.facts import FACTS, removed
+from torchup.rules._arguments import from_imports
 
 # Maps a bound call to argument edits, or None when no exact rewrite exists.
 ArgumentRewrite = Callable[[Context, BoundCall], "ArgumentEdits | None"]
@@ -60,6 +61,18 @@ def report_reference(ctx: Context, node: ast.expr, qualname: str) -> None:
         if ctx.rule else None,
         subject=qualname,
     )
+
+
+def report_imports(ctx: Context, qualnames: frozenset[str]) -> None:
+    """`from torch import qr`: the import line itself, once, besides each use (as TorchFix's
+    TOR004/TOR103 report it). No fix of its own: the fixes of the uses drop it once none is left."""
+    for alias, qualname in from_imports(ctx.resolver, qualnames):
+        ctx.report(
+            alias,
+            f"`{qualname}` (imported) is {removal_note(qualname)}; use `{removed(qualname)['replacement']}`",
+            help="torchup fixes the uses; this import goes when none is left",
+            subject=qualname,
+        )
 
 
 def _prepare(

@@ -14,6 +14,7 @@ from torchup.rules._linalg import (
     Signature,
     function_call_fix,
     removed_error,
+    report_imports,
     report_reference,
 )
 
@@ -100,6 +101,7 @@ class TorchCholesky(Rule):
             import torch
             L = torch.linalg.cholesky(A + eye(A.shape[-1]))
             """,
+            findings=2,  # the import line too (TorchFix's TOR103): the call's fix drops it
         ),
         Example(
             "a reference, not a call",
@@ -130,6 +132,7 @@ class TorchCholesky(Rule):
     )
 
     def check(self, ctx: Context) -> None:
+        report_imports(ctx, frozenset({"torch.cholesky"}))
         for node, qualname, call in ctx.references_to(frozenset({"torch.cholesky"})):
             if call is None:
                 report_reference(ctx, node, qualname)

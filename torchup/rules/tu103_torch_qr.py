@@ -16,6 +16,7 @@ from torchup.rules._linalg import (
     function_call_fix,
     keyword_or_positional_replace,
     removed_error,
+    report_imports,
     report_reference,
 )
 
@@ -122,6 +123,7 @@ class TorchQr(Rule):
             reduced = A.shape[-2] > 2
             Q, R = torch.linalg.qr(A, mode="reduced" if reduced else "complete")
             """,
+            findings=2,  # the import line too (TorchFix's TOR103): the call's fix drops it
         ),
         Example(
             "some=True is dropped",
@@ -146,6 +148,7 @@ class TorchQr(Rule):
     )
 
     def check(self, ctx: Context) -> None:
+        report_imports(ctx, frozenset({"torch.qr"}))
         for node, qualname, call in ctx.references_to(frozenset({"torch.qr"})):
             if call is None:
                 report_reference(ctx, node, qualname)

@@ -11,7 +11,7 @@ from torchup.analysis.receivers import receiver_confidence
 from torchup.analysis.rule import Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Confidence, Fix
 from torchup.core.facts import FACTS, removed
-from torchup.rules._linalg import method_calls, removed_error, report_reference
+from torchup.rules._linalg import method_calls, removed_error, report_imports, report_reference
 
 # What releases before 2.13 removed (2.14's removals are TU101-TU104's).
 _OLD = frozenset(name for name, facts in FACTS["removed"].items() if facts["removed_in"] != "2.14")
@@ -309,6 +309,7 @@ class RemovedLinalg(Rule):
     )
 
     def check(self, ctx: Context) -> None:
+        report_imports(ctx, FUNCTIONS)
         for node, qualname, call in ctx.references_to(FUNCTIONS | UNBOUND):
             if call is None:
                 report_reference(ctx, node, qualname)

@@ -1,4 +1,5 @@
-"""Settings from ``[tool.torchup]`` in ``pyproject.toml`` or from ``torchup.toml``.
+"""Settings from ``[tool.torchup]`` in ``pyproject.toml`` or from ``torchup.toml`` (or the TorchFix
+codes of a flake8 configuration: torchup.settings.flake8_config).
 
 The nearest configuration file up the tree from a checked file wins, as in ruff; a
 ``pyproject.toml`` without a ``[tool.torchup]`` table is passed over. Command-line options override
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from torchup.core.diagnostics import Confidence
+from torchup.settings.flake8_config import FLAKE8_FILE_NAMES, read_flake8
 from torchup.settings.torch_requirement import FROM_RELEASES, FromVersion, from_release
 
 OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "junit")
@@ -50,6 +52,8 @@ class Settings:
     min_confidence: str = "possible"
     output_format: str = "full"
     config_file: str | None = field(default=None, compare=False)
+    # What reading the configuration has to say (a flake8 section's TorchFix codes: flake8_config.py).
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def root(self) -> Path:
@@ -65,7 +69,7 @@ class Settings:
             elif item.name == "target_version":
                 newest = " (the default: the newest release known)" if self.target_version == KNOWN_RELEASES[-1] else ""
                 lines.append(f"target-version = {_show(self.target_version)}{newest}")
-            elif item.name != "config_file":
+            elif item.name not in ("config_file", "notes"):
                 lines.append(f"{item.name.replace('_', '-')} = {_show(getattr(self, item.name))}")
         return "\n".join(lines) + "\n"
 
@@ -164,20 +168,28 @@ def read_table(path: Path) -> dict[str, Any] | None:
 
 
 def load(path: Path) -> Settings:
+    if path.name in FLAKE8_FILE_NAMES:
+        read = read_flake8(path)
+        fields_, notes = read if read is not None else ({}, ())
+        return Settings(**fields_, config_file=str(path), notes=notes)
     table = read_table(path)
     return Settings(**_parse(table or {}, path), config_file=str(path))
 
 
-CONFIG_FILE_NAMES = ("torchup.toml", "pyproject.toml")  # in this order, in each directory
+# In this order, in each directory: torchup's own, then a flake8 section that names TorchFix's codes.
+CONFIG_FILE_NAMES = ("torchup.toml", "pyproject.toml", *FLAKE8_FILE_NAMES)
 
 
 @lru_cache(maxsize=1024)
 def nearest_config(directory: Path) -> Path | None:
-    """The closest torchup.toml, or pyproject.toml with [tool.torchup], at or above ``directory``.
-    Cached per directory, and each directory asks its parent: a tree costs one look per folder."""
+    """The closest torchup.toml, pyproject.toml with [tool.torchup], or flake8 configuration with
+    TorchFix's codes (torchup.settings.flake8_config), at or above ``directory``. Cached per
+    directory, and each directory asks its parent: a tree costs one look per folder."""
     for name in CONFIG_FILE_NAMES:
         path = directory / name
-        if os.path.isfile(path) and (name == "torchup.toml" or read_table(path) is not None):
+        if not os.path.isfile(path):
+            continue
+        if name == "torchup.toml" or (read_flake8(path) if name in FLAKE8_FILE_NAMES else read_table(path)) is not None:
             return path
     return None if directory.parent == directory else nearest_config(directory.parent)
 

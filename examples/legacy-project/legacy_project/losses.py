@@ -30,3 +30,8 @@ def fused_loss(hidden: torch.Tensor, weight: torch.Tensor, target: torch.Tensor)
 def log_survival(hazard: torch.Tensor) -> torch.Tensor:
     """log(1 + h) and exp(h) - 1 of small hazards: TU711 and TU712 (hints, `--select TU711,TU712`)."""
     return torch.log(1 + hazard) - (torch.exp(hazard) - 1)
+
+
+def log_partition(scores: torch.Tensor) -> torch.Tensor:
+    """The log of a sum of exps, which overflows for large scores: TU713 (a hint, `--select TU713`)."""
+    return torch.log(torch.sum(torch.exp(scores), dim=-1))
