@@ -27,9 +27,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench" / "corpus"))
+sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
 import score  # noqa: E402  (bench/corpus/score.py: the manifest, the files, torchup's run)
+from results import replace_section  # noqa: E402  (bench/results.py)
 
 from torchup.core.torchfix import table, torchup_codes  # noqa: E402
 
@@ -132,18 +134,6 @@ def render(
     return "\n".join(lines) + "\n"
 
 
-def write_results(section: str) -> None:
-    results = ROOT / "bench" / "RESULTS.md"
-    text = results.read_text(encoding="utf-8")
-    if START in text:
-        before, _, rest = text.partition(START)
-        _, _, after = rest.partition(END + "\n")
-        text = before + section + after
-    else:
-        text = text.rstrip("\n") + "\n\n## torchup vs TorchFix on the labelled corpus (issue 23)\n\n" + section
-    results.write_text(text, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--torchfix", default="torchfix", help="the torchfix executable (default: on PATH)")
@@ -166,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     section = render(compare(theirs, ours, labels(manifest)), len(paths), trees, (their_time, our_time), versions)
     print(section)
     if args.write_results:
-        write_results(section)
+        replace_section(section, START, END, "torchup vs TorchFix on the labelled corpus (issue 23)")
     return 0
 
 

@@ -48,8 +48,13 @@ def fix(code: str, unsafe: bool = False, select: list[str] | None = None) -> str
 
 def load_tool(name: str) -> ModuleType:
     """A script of tools/ (not a package) as a module."""
-    path = Path(__file__).resolve().parent.parent / "tools" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"{name}_tool", path)
+    return load_script(f"tools/{name}.py", f"{name}_tool")
+
+
+def load_script(relative: str, module_name: str) -> ModuleType:
+    """A script of the repository (``tools/x.py``, ``bench/x.py``: not a package) as a module."""
+    path = Path(__file__).resolve().parent.parent / relative
+    spec = importlib.util.spec_from_file_location(module_name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the class is built

@@ -3,24 +3,11 @@ when the torchup code stands for the TorchFix code; a line only one reports is j
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _tool():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("compare_torchfix", ROOT / "bench" / "compare_torchfix.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from helpers import load_script
 
 
 def test_findings_agree_by_line_and_mapped_code() -> None:
-    tool = _tool()
+    tool = load_script("bench/compare_torchfix.py", "compare_torchfix")
     theirs = [
         ("a.py", 3, "TOR102", "`torch.load` without `weights_only` parameter is unsafe."),
         ("a.py", 5, "TOR101", "Use of deprecated function torch.norm"),  # torchup: no finding

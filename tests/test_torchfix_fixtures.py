@@ -4,24 +4,13 @@ expected lines torchup reports."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _tool():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("torchfix_fixtures", ROOT / "tools" / "torchfix_fixtures.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from helpers import load_tool
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -43,7 +32,7 @@ def test_expected_lines_are_matched_by_line_and_code(tmp_path: Path) -> None:
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "fixtures")
     commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
 
-    tool = _tool()
+    tool = load_tool("torchfix_fixtures")
     fixtures = tool.compare(repo, commit)
     assert [fixture.path for fixture in fixtures] == ["tests/fixtures/misc/checker/calls.py"]
     (fixture,) = fixtures

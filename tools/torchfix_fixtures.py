@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "RESULTS.md"
 COMMIT = "0ee382c8bc4d9388fe08d42c8963fba53b73273b"  # the last commit before the archive (2024)
 START, END = "<!-- torchfix-fixtures:start -->", "<!-- torchfix-fixtures:end -->"
 
@@ -152,17 +151,6 @@ def render(fixtures: list[Fixture], commit: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_results(section: str) -> None:
-    text = RESULTS.read_text(encoding="utf-8")
-    if START in text:
-        before, _, rest = text.partition(START)
-        _, _, after = rest.partition(END + "\n")
-        text = before + section + after
-    else:
-        text = text.rstrip("\n") + "\n\n## TorchFix's own fixtures (issue 23)\n\n" + section
-    RESULTS.write_text(text, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, required=True, help="a clone or bare mirror of pytorch-labs/torchfix")
@@ -172,7 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     section = render(compare(args.repo, args.commit), args.commit)
     print(section)
     if args.write_results:
-        write_results(section)
+        sys.path.insert(0, str(ROOT / "bench"))
+        from results import replace_section  # (bench/results.py: the scripts' one writer of RESULTS.md)
+
+        replace_section(section, START, END, "TorchFix's own fixtures (issue 23)")
     return 0
 
 

@@ -6,7 +6,6 @@ import ast
 import contextlib
 import gc
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from torchup.check.suppressions import UNUSED_NOQA, apply_suppressions, mentions
 from torchup.core.diagnostics import Confidence, Diagnostic, Severity
 from torchup.core.python_target import resolve_target
 from torchup.core.source import DecodeError, SourceFile
+from torchup.prefilter.requirements import mentions_star_import
 from torchup.prefilter.words import STRING, Occurrences, TriggerPattern
 from torchup.rules import all_rules
 
@@ -77,9 +77,6 @@ class FileSettings:
     from_version: str | None = None
     # The least sure findings of method rules reported (``--min-confidence``; torchup.analysis.receivers).
     min_confidence: Confidence = Confidence.POSSIBLE
-
-
-_STAR_IMPORT = re.compile(rb"import\s+\*")
 
 
 class Checker:
@@ -244,7 +241,7 @@ class Checker:
         # (transformers: 1,360 files get here, most for `checkpoint` or `load` in their own code).
         if all(not rule.name_requirements.words for rule in candidates):  # type: ignore[union-attr]
             referring = pattern.words_referring(raw, lines)
-            if all(referring.isdisjoint(rule.triggers) for rule in candidates) and not _STAR_IMPORT.search(raw):
+            if all(referring.isdisjoint(rule.triggers) for rule in candidates) and not mentions_star_import(raw):
                 return True
         text = raw.decode("utf-8", "replace")
         return not any(rule.name_requirements.could_refer(text) for rule in candidates)  # type: ignore[union-attr]

@@ -128,7 +128,7 @@ class _Reading:
 
     @cached_property
     def star_import(self) -> bool:
-        return _STAR_IMPORT.search(self.text) is not None
+        return mentions_star_import(self.text)
 
     def names_bound_to(self, word: str) -> frozenset[str]:
         """``word`` (a module's last word) and the names the text binds to it: `J` after
@@ -256,6 +256,13 @@ def _statement_start(text: str, index: int) -> int:
 
 _OWNER = re.compile(r"(\w+)[ \t]*$")
 _STAR_IMPORT = re.compile(r"import\s+\*")
+_STAR_IMPORT_BYTES = re.compile(_STAR_IMPORT.pattern.encode("ascii"))
+
+
+def mentions_star_import(text: str | bytes) -> bool:
+    """`import *` anywhere: after one, a bare name may be any module's."""
+    pattern = _STAR_IMPORT_BYTES if isinstance(text, bytes) else _STAR_IMPORT
+    return pattern.search(text) is not None  # type: ignore[arg-type]
 _TORCH_BOUND = re.compile(r"torch(?:[ \t]+as[ \t]+(\w+)|[ \t]*$)", re.M)  # `torch as th`; `t = torch`
 _BARE_ASSIGNED = re.compile(r"[ \t]*(\w+)[ \t]*=[ \t]*\Z")
 _BINDS = re.compile(r"[ \t]+as[ \t]+(\w+)")  # after a module's word: `jit as J`
