@@ -185,3 +185,116 @@ def test_the_grep_path_lets_through_every_file_that_may_refer(name: str) -> None
     found = checker.analyze(source, prescan).diagnostics if prescan.could_match else []
     full = Checker(select_rules(all_rules(), ["TU601", "TU604", "TU173"]), prefilter=False).analyze(source)
     assert [(d.code, d.line) for d in found] == [(d.code, d.line) for d in full.diagnostics]
+
+
+TOP_LEVEL = NameRequirements(("torch.cholesky",))
+
+
+@pytest.mark.parametrize(
+    ("text", "refers"),
+    [
+        ("from torch import cholesky\n", True),
+        ("from torch import (\n    qr,\n    cholesky,\n)\n", True),
+        # a `from` import of another module binds no `torch.cholesky`; a relative one binds nothing
+        ("import torch\nfrom torch.linalg import cholesky\nL = cholesky(A)\n", False),
+        ("import torch\nfrom .linalg import cholesky\nL = cholesky(A)\n", False),
+        ("import torch\nfrom scipy.linalg import cholesky\n", False),
+    ],
+)
+def test_a_from_import_counts_only_from_the_names_module(text: str, refers: bool) -> None:
+    assert TOP_LEVEL.could_refer(text) is refers
+
+
+QR_METHOD = NameRequirements(("torch.Tensor.qr",), methods=("qr",))
+
+
+@pytest.mark.parametrize(
+    ("text", "refers"),
+    [
+        ("import torch\nQ, R = x.qr()\n", True),
+        ("import torch\nQ, R = torch.randn(3, 3).qr()\n", True),
+        ("import torch\nQ, R = self.weight.qr()\n", True),
+        ("import torch\nQ, R = (a @ b).qr()\n", True),
+        ("import torch\nQ, R = torch.Tensor.qr(x)\n", True),  # the unbound method: a name
+        # functions of modules the file imports: no receiver
+        ("import torch\nQ, R = torch.linalg.qr(x)\n", False),
+        ("import torch\nimport numpy as np\nQ, R = np.linalg.qr(a)\n", False),
+        ("import torch\nimport torch.linalg as LA\nQ, R = LA.qr(a)\n", False),
+        ("import torch\nclass M:\n    def qr(self):\n        return 1\n", False),  # a definition: no call
+        # a name bound otherwise may be anything
+        ("import torch\nfrom torch import linalg\nQ, R = linalg.qr(x)\n", True),
+        ("import torch\nimport numpy as np\nnp = make()\nQ, R = np.linalg.qr(a)\n", True),
+        ("import torch\nQ, R = mat.linalg.qr(a)\n", True),
+        ("import torch\ndef f(torch):\n    return torch.qr(A)\n", True),  # a parameter shadows the module
+        ("import torch\ndef f(a, *, torch=None):\n    return torch.linalg.qr(a)\n", True),
+        ("import torch\ng = lambda torch: torch.linalg.qr(a)\n", True),
+        ("import torch\nfor torch in mats:\n    torch.linalg.qr(a)\n", True),
+        ("import torch\nwith make() as torch:\n    torch.linalg.qr(a)\n", True),
+        ("import torch\nfrom mylib import torch\nQ, R = torch.linalg.qr(a)\n", True),
+        # an argument of a call binds nothing
+        ("import torch\nf = getattr(torch, 'qr')\nQ, R = torch.linalg.qr(a)\n", False),
+    ],
+)
+def test_a_method_counts_where_called_on_something_but_an_imported_module(text: str, refers: bool) -> None:
+    assert QR_METHOD.could_refer(text) is refers
+    assert QR_METHOD.could_refer(text.encode()) is refers
+
+
+LOAD = NameRequirements(("torch.load", "torch.serialization.load"))
+
+
+@pytest.mark.parametrize(
+    ("text", "passes"),
+    [
+        # uses of another object's `load` are none of torch's
+        ("import torch\nx = torch.load(f, weights_only=True)\ny = pickle.load(g)\nz = ep.load()\n", True),
+        ("import torch\nx = torch.load(f, weights_only=True)\ny = unpickler(f).load()\n", True),
+        ('import torch\nx = torch.load(f, weights_only=True)\nraise E(f"cannot load {p}")\n', True),
+        ("import torch\nx = torch.load(f, weights_only=True)\ndef load(self, p):\n    return p\n", True),
+        # torch's, by any name the file binds to the module
+        ("import torch\nx = torch.load(f, weights_only=True)\ny = torch.load(g)\n", False),
+        ("import torch as th\nx = torch.load(f, weights_only=True)\ny = th.load(g)\n", False),
+        ("from torch import serialization as S\ny = S.load(g)\n", False),
+        ("from torch import load\nraise E(f'cannot load {p}')\n", False),  # bound bare: unsure
+        ("from torch.serialization import *\nx = load(g)\n", False),
+    ],
+)
+def test_every_call_passes_counts_only_uses_that_may_be_the_names(text: str, passes: bool) -> None:
+    for content in (text, text.encode()):
+        spans = spans_of(content)
+        assert spans is not None
+        assert every_call_passes(spans, ("load",), frozenset({"weights_only"}), LOAD) is passes
+
+
+def test_a_patch_of_a_renamed_name_still_runs_its_rule() -> None:
+    """`mock.patch("torch." "cholesky")` is reported with TU101 (a patch its fix would break),
+    though no reference to `torch.cholesky` is spelled: the file is parsed."""
+    code = 'from unittest import mock\nimport torch\n\nwith mock.patch("torch." "cholesky"):\n    pass\n'
+    assert _parsed(code, ["TU101"])
+    assert _codes(code, ["TU101"]) == _codes(code, ["TU101"], prefilter=False) == ["TU101"]
+
+
+@pytest.mark.parametrize(
+    ("code", "rule"),
+    [
+        ("import torch\nL = torch.linalg.cholesky(A)\n", "TU102"),
+        ("import torch\nimport numpy as np\nQ, R = np.linalg.qr(a)\n", "TU104"),
+        ("import torch\nx = torch.load(f, weights_only=True)\ny = pickle.load(g)\n", "TU601"),
+    ],
+)
+def test_a_file_with_only_other_objects_uses_is_not_parsed(code: str, rule: str) -> None:
+    assert not _parsed(code, [rule])
+    assert _codes(code, [rule], prefilter=False) == []
+
+
+def test_the_patching_callees_are_those_of_patch_targets() -> None:
+    from torchup.analysis import patch_targets
+    from torchup.prefilter.requirements import PATCHING
+
+    assert (patch_targets._BY_PATH | patch_targets._BY_OBJECT) - {"object"} == set(PATCHING)
+
+
+def test_a_string_of_a_renamed_word_without_a_patch_is_not_parsed() -> None:
+    code = 'import torch\nOPS = ["cholesky", "qr"]\nL = torch.linalg.cholesky(A)\n'
+    assert not _parsed(code, ["TU101", "TU102"])
+    assert _codes(code, ["TU101", "TU102"], prefilter=False) == []

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from torchup.core.diagnostics import Severity
-from torchup.prefilter.requirements import NameRequirements
+from torchup.prefilter.requirements import NameRequirements, may_patch
 from torchup.prefilter.words import ATTRIBUTE, CODE, KEYWORD, REFERENCE, STRING
 
 if TYPE_CHECKING:
@@ -106,12 +106,12 @@ class LooksFor:
     def name_requirements(self) -> NameRequirements | None:
         """What a file must spell besides a trigger word, when the findings come from qualified
         names only (torchup/prefilter/requirements.py); None when other kinds of use count too."""
-        if not (self.names or self.modules) or self.methods or self.attributes or self.keywords or self.strings:
+        if not (self.names or self.modules) or self.attributes or self.keywords or self.strings:
             return None
         if self.in_strings:
             return None
         # (an import of a module spells its path as a reference to one of its names would)
-        return NameRequirements((*self.names, *self.modules), self.words)
+        return NameRequirements((*self.names, *self.modules), self.words, self.methods)
 
     def derive(self) -> tuple[tuple[str, ...], dict[str, frozenset[str]], tuple[str, ...], frozenset[str]]:
         """The pre-filter's view: trigger words, where each counts, path words, words in strings."""
@@ -228,7 +228,13 @@ class Rule:
         the skeleton keeps: a ``skeleton.KeptCode``). False must be sure; True when unsure.
         By default: a rule whose findings come from qualified names only needs their modules
         spelled too (``name_requirements``)."""
-        return self.name_requirements is None or self.name_requirements.could_refer(spans.text, spans)
+        if self.name_requirements is None:
+            return True
+        # (a patch of a name the rule renames, `mock.patch("torch.cholesky")`, is reported with it:
+        # torchup/analysis/patch_targets.py)
+        if self.renames and may_patch(spans, [old.rpartition(".")[2] for old in self.renames]):
+            return True
+        return self.name_requirements.could_refer(spans.text, spans)
 
     def focus_lines(self, text: str) -> Iterable[int]:
         """More lines to analyse like those of the trigger words in a file this rule runs on: the

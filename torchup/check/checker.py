@@ -310,6 +310,11 @@ class Checker:
             # decides a fix): most files define none, and are then not walked again.
             words = self._method_words(rules) & (focus.present if focus is not None else self._words(rules))
             analysis.methods = defined_methods(tree, resolver.focus, words, source.path) if words else []
+            # A rule that cannot report here (``Rule.may_report``) leaves its methods out of the
+            # focus, and so perhaps out of the tree: what the file defines of them comes from its text.
+            ruled_out = self._method_words(rules) & found.present - words if found is not None else None
+            if ruled_out:
+                analysis.methods += defined_methods_in_text(source.text, ruled_out, source.path)
         except SyntaxError as exc:  # in a body the skeleton left out, parsed for a resolver that needs it
             analysis.diagnostics.append(self.syntax_error(source, exc))
             return analysis

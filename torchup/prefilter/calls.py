@@ -19,10 +19,11 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from torchup.prefilter.requirements import in_from_import, is_identifier_char, word_starts
+from torchup.prefilter.requirements import in_from_import, is_identifier_char, member_of, word_starts
 
 if TYPE_CHECKING:
     from torchup.core.lexing import Spans
+    from torchup.prefilter.requirements import NameRequirements
 
 _LONGEST_CALL = 20_000  # characters read past a call's `(` before giving up (unsure)
 _OPENING, _CLOSING = "([{", ")]}"
@@ -30,15 +31,24 @@ _IMPORT_LINE = re.compile(r"[ \t]*(?:import|from)[ \t]")
 _RENAMED = re.compile(r"as[ \t]+\w")
 
 
-def every_call_passes(spans: Spans[str] | Spans[bytes], words: Iterable[str], keywords: frozenset[str]) -> bool:
+def every_call_passes(
+    spans: Spans[str] | Spans[bytes], words: Iterable[str], keywords: frozenset[str],
+    names: NameRequirements | None = None,
+) -> bool:
     """Is every use in code of one of ``words`` (whole words) a call that passes one of ``keywords``
-    by name, with a value other than `None`, among its own arguments?"""
+    by name, with a value other than `None`, among its own arguments? ``names``: the rule's, when
+    its uses are references to them: a use after a dot then counts only after a name the text
+    binds to their modules (``NameRequirements.owners``): `pickle.load(f)` is no `torch.load`."""
     raw = spans.text
     # (Latin-1 maps each byte to one character: offsets stay those of ``spans``.)
     text = raw.decode("latin-1") if isinstance(raw, bytes) else raw
+    owners = names.owners(raw, spans) if names is not None else None
     for word in words:
+        # (a bare `load` is torch's only where a `from` import binds it: else it is prose in an
+        # f-string, a parameter, a method's own name)
+        bare = names is None or names.imported_bare(raw, word, spans)
         for start in word_starts(text, word, spans.in_code):
-            if _no_use(text, start, start + len(word)):
+            if _no_use(text, start, start + len(word)) or not member_of(text, start, owners, bare):
                 continue
             if not _passes(text, start + len(word), keywords):
                 return False

@@ -326,7 +326,9 @@ class TorchLoadWeightsOnly(Rule):
 
     def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
         # (torch's own sources call `torch.load(..., weights_only=True)` in files nothing else is found in)
-        return super().may_report(spans) and not every_call_passes(spans, self.triggers, frozenset(PARAMETERS))
+        return super().may_report(spans) and not every_call_passes(
+            spans, self.triggers, frozenset(PARAMETERS), self.name_requirements
+        )
 
     def check(self, ctx: Context) -> None:
         allowlisted: list[tuple[int, int]] = []  # the `with torch.serialization.safe_globals(...)` blocks

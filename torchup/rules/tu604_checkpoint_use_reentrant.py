@@ -176,7 +176,9 @@ class CheckpointUseReentrant(Rule):
     )
 
     def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
-        return super().may_report(spans) and not every_call_passes(spans, self.triggers, frozenset({"use_reentrant"}))
+        return super().may_report(spans) and not every_call_passes(
+            spans, self.triggers, frozenset({"use_reentrant"}), self.name_requirements
+        )
 
     def check(self, ctx: Context) -> None:
         # `checkpoint_wrapper(m, checkpoint_impl=..., checkpoint_fn=checkpoint)` passes `use_reentrant`

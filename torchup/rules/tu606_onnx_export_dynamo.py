@@ -180,7 +180,7 @@ class OnnxExportDynamoDefault(Rule):
         # must be spelled, not merely `export` (torchup/prefilter/requirements.py).
         if not _ONNX_EXPORT.could_refer(spans.text, spans):
             return False
-        return not every_call_passes(spans, self.triggers, frozenset(PARAMETERS))
+        return not every_call_passes(spans, self.triggers, frozenset(PARAMETERS), self.name_requirements)
 
     def check(self, ctx: Context) -> None:
         for use in uses(ctx, frozenset({EXPORT})):
