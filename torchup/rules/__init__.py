@@ -55,6 +55,7 @@ RULE_MODULES = (
     "tu702_zero_grad_set_to_none",
     "tu703_dataloader_workers",
     "tu704_scoped_library",
+    "tu705_private_alias",
     "tu711_log1p",
     "tu712_expm1",
     "tu713_logsumexp",
