@@ -53,10 +53,20 @@ def test_select_by_torchfix_codes(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert (7, "TU702") not in found and (8, "TU601") in found
 
 
+def test_every_torchfix_code_has_a_rule() -> None:
+    from torchup.core.torchfix import table
+
+    assert all(entry["torchup"] for entry in table().values()), [c for c, e in table().items() if not e["torchup"]]
+
+
 def test_a_torchfix_code_without_a_rule_is_an_error_that_says_so(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from torchup.core import torchfix
+
     (tmp_path / "m.py").write_text(CODE)
+    unmapped = {**torchfix.table(), "TOR201": {**torchfix.table()["TOR201"], "torchup": []}}
+    monkeypatch.setattr(torchfix, "table", lambda: unmapped)  # (every code has a rule today: a future one may not)
     status, _, err = run(capsys, tmp_path, "--isolated", "--select", "TOR201")
     assert status == 2 and "no rule for TOR201" in err
     status, _, err = run(capsys, tmp_path, "--isolated", "--select", "TOR999")
@@ -132,7 +142,14 @@ def test_a_flake8_section_with_torchfix_codes_is_read(
     assert "TorchFix's TOR402 is torchup's TU702" in err
 
 
-def test_flake8_per_file_ignores_and_codes_without_a_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_flake8_per_file_ignores_and_codes_without_a_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchup.core import torchfix
+
+    unmapped = {code: {**entry, "torchup": []} if code.startswith("TOR2") else entry
+                for code, entry in torchfix.table().items()}
+    monkeypatch.setattr(torchfix, "table", lambda: unmapped)  # (every code has a rule today: a future one may not)
     (tmp_path / "setup.cfg").write_text(
         "[metadata]\nname = demo\n\n[flake8]\nselect = TOR0,TOR2\nper-file-ignores =\n"
         "    m.py: TOR002, E501\n    other/*.py:TOR102 legacy.py:TOR0\n"
