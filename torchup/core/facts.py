@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
+
+from torchup.core.data import data_text
 
 
 def _load() -> dict[str, Any]:
-    # A plain file read: importlib.resources would cost more start-up than the whole file.
-    text = (Path(__file__).resolve().parents[1] / "data" / "torch_api.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    return json.loads(data_text("torch_api.json"))
 
 
 FACTS: dict[str, Any] = _load()

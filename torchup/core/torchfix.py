@@ -8,7 +8,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from functools import cache
-from importlib import resources
+
+from torchup.core.data import data_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -21,7 +22,7 @@ PREFIX = "TOR"
 @cache
 def table() -> dict[str, dict[str, object]]:
     """TorchFix code -> {title, torchup (codes), note?, missing?}."""
-    text = resources.files("torchup.data").joinpath("torchfix.toml").read_text(encoding="utf-8")
+    text = data_text("torchfix.toml")
     return tomllib.loads(text)
 
 

@@ -23,13 +23,13 @@ import re
 import sys
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any, ClassVar
 
 from torchup.analysis.context import Context
 from torchup.analysis.patterns import Edits
 from torchup.analysis.resolver import Binding, BindingKind
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.data import data_text
 from torchup.core.diagnostics import Applicability, Edit, Fix, ImportRequest, Severity
 
 if sys.version_info >= (3, 11):
@@ -181,7 +181,7 @@ def _entry(raw: dict[str, Any]) -> Entry:
 
 @cache
 def load_entries() -> tuple[Entry, ...]:
-    text = resources.files("torchup.data").joinpath("catalogue.toml").read_text(encoding="utf-8")
+    text = data_text("catalogue.toml")
     return tuple(_entry(raw) for raw in tomllib.loads(text)["entry"])
 
 

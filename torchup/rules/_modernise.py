@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import ast
 import json
-from pathlib import Path
 from typing import Any
 
 from torchup.analysis.context import Context
+from torchup.core.data import data_text
 
 
 def _load() -> dict[str, Any]:
-    # A plain file read: importlib.resources would cost more start-up than the whole file.
-    text = (Path(__file__).resolve().parent.parent / "data" / "features.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    return json.loads(data_text("features.json"))
 
 
 FEATURES: dict[str, Any] = _load()

@@ -6,12 +6,12 @@ import ast
 import dataclasses
 import json
 from functools import cache
-from importlib import resources
 from typing import ClassVar
 
 from torchup.analysis.context import Context
 from torchup.analysis.resolver import Binding
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, RuleDocs, release_tuple
+from torchup.core.data import data_text
 from torchup.core.diagnostics import Applicability, Fix, Severity
 from torchup.rules._catalogue import CatalogueRule, Entry
 
@@ -21,7 +21,7 @@ OLDEST = "2.0"  # the oldest release the twins were looked for in (tools/public_
 @cache
 def twins() -> dict[str, dict[str, str]]:
     """``{private path: {"public": ..., "since": ..., "evidence": ...}}``: torchup/data/public_twins.json."""
-    text = resources.files("torchup.data").joinpath("public_twins.json").read_text(encoding="utf-8")
+    text = data_text("public_twins.json")
     return dict(json.loads(text)["twins"])
 
 

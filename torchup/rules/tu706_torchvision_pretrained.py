@@ -5,19 +5,19 @@ from __future__ import annotations
 import ast
 import json
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from torchup.analysis.context import Context
 from torchup.analysis.patterns import Edits
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
+from torchup.core.data import data_text
 from torchup.core.diagnostics import Applicability, Edit, Fix, Severity
 
 
 @cache
 def torchvision_facts() -> dict[str, Any]:
     """torchup/data/torchvision.json (tools/torchvision_facts.py)."""
-    text = resources.files("torchup.data").joinpath("torchvision.json").read_text(encoding="utf-8")
+    text = data_text("torchvision.json")
     return dict(json.loads(text))
 
 

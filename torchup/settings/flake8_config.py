@@ -17,7 +17,6 @@ torchup configuration: the search goes on up the tree.
 
 from __future__ import annotations
 
-import configparser
 import re
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,8 @@ _TOKEN = re.compile(r"[^\s,:]+|:")
 def read_flake8(path: Path) -> tuple[dict[str, Any], tuple[str, ...]] | None:
     """The torchup settings a `[flake8]` section's TorchFix codes make (as `Settings` fields), and
     notes for the codes passed over; None where the file has no such section or no TorchFix code."""
+    import configparser  # (here: only a directory with one of these files pays for it)
+
     parser = configparser.RawConfigParser()
     try:
         parser.read_string(path.read_text(encoding="utf-8"), source=str(path))
