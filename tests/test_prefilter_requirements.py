@@ -298,3 +298,26 @@ def test_a_string_of_a_renamed_word_without_a_patch_is_not_parsed() -> None:
     code = 'import torch\nOPS = ["cholesky", "qr"]\nL = torch.linalg.cholesky(A)\n'
     assert not _parsed(code, ["TU101", "TU102"])
     assert _codes(code, ["TU101", "TU102"], prefilter=False) == []
+
+
+NUMERICS = [
+    # (code, rule, parsed): a file without the shape a numerics hint rewrites is not parsed
+    ("import torch\ny = torch.log(x)\nz = torch.exp(x)\n", "TU711", False),
+    ("import torch\ny = torch.log(1 + x)\n", "TU711", True),
+    ("import torch\ny = torch.log(\n    x + 1.0\n)\n", "TU711", True),
+    ("from torch import log as L\ny = L(1 + x)\n", "TU711", True),  # renamed: its calls do not spell `log`
+    ("import torch\nf = torch.log\ny = f(1 + x)\n", "TU711", True),
+    ("import torch\ny = torch.exp(x) * 2 - 1\n", "TU712", False),
+    ("import torch\ny = torch.exp(x) - 1\n", "TU712", True),
+    ("import torch\ny = (torch.exp(x)\n     - 1.0)\n", "TU712", True),
+    ("import torch\ny = torch.exp(x) - 10\n", "TU712", False),
+    ("import torch\ny = torch.log(torch.exp(x))\nz = torch.sum(x)\n", "TU713", False),
+    ("import torch\ny = torch.log(torch.sum(torch.exp(x), dim=1))\n", "TU713", True),
+    ("import torch\ny = torch.log(\n    torch.sum(\n        torch.exp(x), 1))\n", "TU713", True),
+]
+
+
+@pytest.mark.parametrize(("code", "rule", "parsed"), NUMERICS)
+def test_numerics_hints_parse_only_files_with_their_shape(code: str, rule: str, parsed: bool) -> None:
+    assert _parsed(code, [rule]) is parsed
+    assert _codes(code, [rule]) == _codes(code, [rule], prefilter=False)

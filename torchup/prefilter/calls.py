@@ -16,7 +16,7 @@ may leave the keyword out.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from torchup.prefilter.requirements import in_from_import, is_identifier_char, member_of, word_starts
@@ -69,6 +69,52 @@ def _no_use(text: str, start: int, end: int) -> bool:
         return False  # `load as tl`: the uses of `tl` do not spell the word
     line_start = text.rfind("\n", 0, start) + 1
     return _IMPORT_LINE.match(text, line_start) is not None or in_from_import(text, start)
+
+
+def call_arguments(spans: Spans[str] | Spans[bytes], word: str) -> Iterator[tuple[str, int, int] | None]:
+    """For each call in code of ``word`` (a whole word before `(`): the text and the offsets of its
+    arguments, from after `(` to before `)`; None for a call that cannot be read to its end (a
+    string it cannot follow, an f-string, a very long call), and for a use that is no call and may
+    be called under another name (`f = torch.log`, `log as L`): unsure."""
+    raw = spans.text
+    text = raw.decode("latin-1") if isinstance(raw, bytes) else raw  # (offsets stay those of ``spans``)
+    for start in word_starts(text, word, spans.in_code):
+        index = start + len(word)
+        while index < len(text) and text[index] in " \t":
+            index += 1
+        if not text.startswith("(", index):
+            if not _no_use(text, start, start + len(word)):
+                yield None
+            continue
+        end = _call_end(text, index + 1)
+        yield None if end < 0 else (text, index + 1, end)
+
+
+def _call_end(text: str, index: int) -> int:
+    """Where the call whose arguments start at ``index`` closes (its `)`); -1 if unsure."""
+    depth, limit = 1, min(len(text), index + _LONGEST_CALL)
+    while index < limit:
+        char = text[index]
+        if char in "'\"":
+            if text[index - 1] in "fFtT":
+                return -1
+            index = _string_end(text, index, limit)
+            if index < 0:
+                return -1
+            continue
+        if char == "#":
+            index = text.find("\n", index, limit)
+            if index < 0:
+                return -1
+            continue
+        if char in _OPENING:
+            depth += 1
+        elif char in _CLOSING:
+            depth -= 1
+            if depth == 0:
+                return index
+        index += 1
+    return -1
 
 
 def _passes(text: str, index: int, keywords: frozenset[str]) -> bool:

@@ -5,11 +5,18 @@ for it."""
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from torchup.analysis.context import Context
 from torchup.analysis.inference import Evidence, tensor_evidence
 from torchup.analysis.rule import Change, FixAvailability, Rule
 from torchup.core.diagnostics import Applicability, Edit, Fix, Severity
+from torchup.prefilter.calls import call_arguments
+
+if TYPE_CHECKING:
+    from torchup.core.lexing import Spans
 
 
 class NumericsHint(Rule):
@@ -21,6 +28,21 @@ class NumericsHint(Rule):
     enabled_by_default = False
     severity = Severity.INFO
     fix_availability = FixAvailability.SOMETIMES
+
+
+# The literal 1 as the text spells it (`1`, `1.`, `1.0`), and a word called in a text.
+_ONE = re.compile(r"(?<![\w.])1(?:\.0*)?(?![\w.])")
+
+
+def some_call(spans: Spans[str] | Spans[bytes], word: str, holds: Callable[[str, int, int], bool]) -> bool:
+    """Does a call of ``word`` in the text have arguments (text, start, end) for which ``holds``,
+    or one that cannot be read to its end? What ``may_report`` of these rules asks: the shape they
+    rewrite is rare, and the words (`log`, `exp`, `sum`) are in most files that import torch."""
+    return any(found is None or holds(*found) for found in call_arguments(spans, word))
+
+
+def spells_one(text: str, start: int, end: int) -> bool:
+    return _ONE.search(text, start, end) is not None
 
 
 def is_one(node: ast.expr) -> bool:

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import ast
+import re
+from typing import TYPE_CHECKING
 
 from torchup.analysis.context import Context
 from torchup.analysis.patterns import Edits
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Fix, Severity
 
+if TYPE_CHECKING:
+    from torchup.core.lexing import Spans
+
 PACKAGE = "torchvision"
+# `import torchvision.models as models` (the same word twice): what a file must spell to hold one.
+_SINGLETON = re.compile(r"import[ \t]+(?:[\w.]+[ \t]*,[ \t]*)*torchvision\.(\w+)[ \t]+as[ \t]+\1\b")
+_SINGLETON_BYTES = re.compile(_SINGLETON.pattern.encode("ascii"))
 
 
 class TorchvisionSingletonImport(Rule):
@@ -21,7 +29,7 @@ class TorchvisionSingletonImport(Rule):
     enabled_by_default = False  # (style: `--select TU708`, or TorchFix's `TOR203`)
     severity = Severity.INFO
     fix_availability = FixAvailability.SOMETIMES
-    looks_for = LooksFor(modules=(PACKAGE,))
+    looks_for = LooksFor(words=(PACKAGE,))
     docs = RuleDocs(
         what="""
         Finds `import torchvision.X as X`, a submodule imported under its own last name
@@ -66,8 +74,14 @@ class TorchvisionSingletonImport(Rule):
         ),
     )
 
+    def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
+        text = spans.text
+        pattern = _SINGLETON_BYTES if isinstance(text, bytes) else _SINGLETON
+        return pattern.search(text) is not None  # type: ignore[arg-type]
+
     def check(self, ctx: Context) -> None:
-        for node in ctx.walk():
+        statements = {id(b.statement): b.statement for b in ctx.resolver.import_bindings if b.statement is not None}
+        for node in statements.values():
             if not isinstance(node, ast.Import):
                 continue
             for alias in node.names:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from torchup.analysis.context import Context
 from torchup.analysis.rule import Example, LooksFor, RuleDocs
-from torchup.rules._numerics import NumericsHint, is_one, rewrite
+from torchup.rules._numerics import NumericsHint, is_one, rewrite, some_call, spells_one
+
+if TYPE_CHECKING:
+    from torchup.core.lexing import Spans
 
 LOG = frozenset({"torch.log"})
 
@@ -75,6 +79,12 @@ class Log1p(NumericsHint):
             findings=0,
         ),
     )
+
+    def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
+        # (a call of `log` whose arguments spell `+` and the literal 1)
+        return super().may_report(spans) and some_call(
+            spans, "log", lambda text, start, end: "+" in text[start:end] and spells_one(text, start, end)
+        )
 
     def check(self, ctx: Context) -> None:
         for call, _ in ctx.calls_to(LOG):

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import ast
+import re
+from typing import TYPE_CHECKING
 
 from torchup.analysis.context import Context
 from torchup.analysis.rule import Example, LooksFor, RuleDocs
-from torchup.rules._numerics import NumericsHint, is_one, rewrite
+from torchup.rules._numerics import NumericsHint, is_one, rewrite, some_call
+
+if TYPE_CHECKING:
+    from torchup.core.lexing import Spans
 
 EXP = frozenset({"torch.exp"})
+# After an `exp(...)` call: `- 1` (or `- 1.0`), across a backslash continuation or a bracket's lines.
+_MINUS_ONE = re.compile(r"\s*(?:\\\n\s*)?-\s*(?:\\\n\s*)?1(?:\.0*)?(?![\w.])")
 
 
 class Expm1(NumericsHint):
@@ -58,6 +65,12 @@ class Expm1(NumericsHint):
             findings=0,
         ),
     )
+
+    def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
+        # (a call of `exp` followed by `- 1`, across line breaks too)
+        return super().may_report(spans) and some_call(
+            spans, "exp", lambda text, start, end: _MINUS_ONE.match(text, end + 1) is not None
+        )
 
     def check(self, ctx: Context) -> None:
         for node in ctx.walk():

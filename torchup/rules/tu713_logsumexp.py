@@ -4,15 +4,22 @@
 from __future__ import annotations
 
 import ast
+import re
+from typing import TYPE_CHECKING
 
 from torchup.analysis.context import Context
 from torchup.analysis.rule import Example, LooksFor, RuleDocs
 from torchup.core.diagnostics import Fix
-from torchup.rules._numerics import NumericsHint, rewrite
+from torchup.rules._numerics import NumericsHint, rewrite, some_call
+
+if TYPE_CHECKING:
+    from torchup.core.lexing import Spans
 
 LOG, SUM, EXP = "torch.log", "torch.sum", "torch.exp"
 # torch.sum(input, dim, keepdim=False, *, dtype=None): what logsumexp(input, dim, keepdim=False) also takes
 SUM_PARAMETERS = ("input", "dim", "keepdim")
+# In a `log(...)` call's arguments: a call of `sum` and, after it, `exp`.
+_SUM_OF_EXP = re.compile(r"\bsum\s*\((?s:.)*\bexp\b")
 
 
 class LogSumExp(NumericsHint):
@@ -100,6 +107,12 @@ class LogSumExp(NumericsHint):
             findings=0,
         ),
     )
+
+    def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
+        # (a call of `log` whose arguments spell `sum(` and `exp(`)
+        return super().may_report(spans) and some_call(
+            spans, "log", lambda text, start, end: _SUM_OF_EXP.search(text, start, end) is not None
+        )
 
     def check(self, ctx: Context) -> None:
         for call, _ in ctx.calls_to(frozenset({LOG})):
