@@ -170,6 +170,36 @@ def test_runs_with_and_without_grep_find_the_same(monkeypatch: pytest.MonkeyPatc
     assert used and with_grep == findings()
 
 
+@needs_grep
+def test_unused_noqa_runs_use_grep_and_read_every_file_that_spells_noqa(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """TU002 reports a suppression nothing needs: grep also looks for `noqa` (any case), and a file
+    that spells it is read whether or not it holds a trigger word; the findings are those of a run
+    without grep."""
+    for index in range(30):
+        (tmp_path / f"plain{index}.py").write_text("x = 1\n")
+    (tmp_path / "unused.py").write_text("x = 1  # noqa: TU101\n")
+    (tmp_path / "upper.py").write_text("y = 2  # NOQA: TU103\n")
+    (tmp_path / "used.py").write_text("import torch\nL = torch.cholesky(A)  # noqa: TU101\n")
+    (tmp_path / "found.py").write_text("import torch\nQ = torch.qr(A)\n")
+
+    def findings() -> list[tuple[str, int, str]]:
+        checker = Checker(select_rules(all_rules(), ["TU002", "TU1"]))
+        result = runner.run([str(tmp_path)], checker, Discovery(), runner.RunOptions(jobs=1))
+        return sorted((Path(d.path).name, d.line, d.code) for d in result.diagnostics)
+
+    monkeypatch.setattr(runner, "SCAN_MIN_FILES", 1)
+    used = []
+    real = fastscan.Grep.start
+    monkeypatch.setattr(fastscan.Grep, "start", lambda paths, *args: used.append(args) or real(paths, *args))
+    with_grep = findings()
+    assert used and all(args[-1] is True for args in used)  # (noqa looked for)
+    assert with_grep == [("found.py", 2, "TU103"), ("unused.py", 1, "TU002"), ("upper.py", 1, "TU002")]
+    monkeypatch.setattr(runner, "SCAN_MIN_FILES", 10**9)
+    assert with_grep == findings()
+
+
 NOT_PLAIN = {  # what may keep a file from decoding, without a trigger word
     "utf-16-le.py": "x = 1\n".encode("utf-16-le").join([b"\xff\xfe", b""]),
     "utf-16-be.py": "x = 1\n".encode("utf-16"),

@@ -191,9 +191,13 @@ class Checker:
 
     def scan_pattern(self, path: str) -> TriggerPattern | None:
         """The words stage 1 of the pre-filter looks for in this file, when finding none of them
-        settles it (not so for TU002, which reads every comment, or when ``_filter`` says read it)."""
+        (nor `noqa`, where ``reports_unused_noqa``) settles it; None when ``_filter`` says read it."""
         found = self._filter(path)
-        return found if isinstance(found, TriggerPattern) and not self.reports(UNUSED_NOQA, path) else None
+        return found if isinstance(found, TriggerPattern) else None
+
+    def reports_unused_noqa(self, path: str) -> bool:
+        """Is TU002 reported here: then a file that spells `noqa` is read, trigger words or not."""
+        return self.reports(UNUSED_NOQA, path)
 
     def could_match(self, text: str, path: str) -> bool:
         """The pre-filter: no trigger word, no possible finding (a reference spells its name)."""

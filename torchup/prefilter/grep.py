@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 # (fewer lines) cost grep 17% more, anchored at the line's start 28% (issue 20).
 _NOT_PLAIN = b"[^\x01-\x7f]|coding[:=]"
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
+# `noqa` in any case, anywhere (as suppressions.mentions_noqa): the same text for grep's ERE and Python.
+_NOQA = re.compile(rb"[Nn][Oo][Qq][Aa]")
 Line = tuple[int, int]  # a line grep matched: its 1-based number (lines end at LF) and where it starts
 
 
@@ -75,21 +77,24 @@ class Grep:
 
     def __init__(
         self, paths: Sequence[str], process: subprocess.Popen[bytes], output: IO[bytes], words: re.Pattern[bytes],
-        or_not_plain: bool,
+        or_not_plain: bool, hits: re.Pattern[bytes] | None = None,
     ) -> None:
         self.paths = paths
         self._process = process
         self._output = output
         self._words = words
         self._or_not_plain = or_not_plain
+        self._hits = hits
 
     @classmethod
     def start(
-        cls, paths: Sequence[str], pattern: TriggerPattern, also: Iterable[str] = (), or_not_plain: bool = False
+        cls, paths: Sequence[str], pattern: TriggerPattern, also: Iterable[str] = (), or_not_plain: bool = False,
+        noqa: bool = False,
     ) -> Grep | None:
         """grep looking for the words of ``pattern`` and ``also`` as whole words in ``paths`` (with
-        ``or_not_plain``, for what may keep a file from decoding too); None when it cannot answer (no
-        grep, a word that is not a plain identifier, no process)."""
+        ``or_not_plain``, for what may keep a file from decoding too; with ``noqa``, for `noqa` in any
+        case and anywhere too, which makes a file a hit like a word: TU002 reads its comments);
+        None when it cannot answer (no grep, a word that is not a plain identifier, no process)."""
         words = sorted(pattern.words)
         expression = pattern_for([*words, *also])
         grep = _which("grep")
@@ -100,6 +105,7 @@ class Grep:
         # -n -b -H: `name NUL line:offset:text LF` for each line that matches.
         options: list[str | bytes] = [grep, "-n", "-b", "-H", "-a", "-s", "-E", "-D", "skip", "--null"]
         options += ["-e", expression, *(["-e", _NOT_PLAIN] if or_not_plain else [])]
+        options += ["-e", _NOQA.pattern.decode("ascii")] if noqa else []
         try:  # (no room in the temporary directory, say: then Python scans)
             output = _anonymous_file()
         except OSError:
@@ -111,7 +117,7 @@ class Grep:
         except OSError:
             output.close()
             return None
-        return cls(paths, process, output, pattern.bytes, or_not_plain)
+        return cls(paths, process, output, pattern.bytes, or_not_plain, _NOQA if noqa else None)
 
     def result(self) -> dict[str, tuple[Line, ...] | None] | None:
         """The files where a line holds one of the pattern's words, each with every line grep
@@ -165,7 +171,10 @@ class Grep:
                 first, count = position, 0
             count += 1
             lines.append((int(number), int(offset)))
-            if name not in hits and words.search(output, second + 1, line_end) is not None:
+            if name not in hits and (
+                words.search(output, second + 1, line_end) is not None
+                or (self._hits is not None and self._hits.search(output, second + 1, line_end) is not None)
+            ):
                 hits.add(name)
             # (tokenize reads a coding cookie on lines 1-2 alone: any other `coding:` is no cookie)
             if not_plain and number in (b"1", b"2") and output.find(b"coding", second + 1, line_end) >= 0:

@@ -244,9 +244,10 @@ class _WordScan:
     def __init__(self, checker: Checker, order: Callable[[Target], int]) -> None:
         self._checker = checker
         self._order = order
-        self._waiting: dict[int, tuple[TriggerPattern, list[Target]]] = {}  # by id(pattern)
-        self._bytes: dict[int, int] = {}  # the length of their names on grep's command line
-        self._started: set[int] = set()  # patterns with a batch given to grep
+        # By id(pattern) and whether `noqa` counts as a word too (TU002 reported there).
+        self._waiting: dict[tuple[int, bool], tuple[TriggerPattern, list[Target]]] = {}
+        self._bytes: dict[tuple[int, bool], int] = {}  # the length of their names on grep's command line
+        self._started: set[tuple[int, bool]] = set()  # patterns with a batch given to grep
         self._greps: list[Grep] = []
         self._unasked: list[Target] = []
         self._batches: queue.SimpleQueue[tuple[list[Target], Grep | None] | None] = queue.SimpleQueue()
@@ -257,7 +258,7 @@ class _WordScan:
         if pattern is None:
             self._unasked.append(target)
             return False
-        key = id(pattern)
+        key = (id(pattern), self._checker.reports_unused_noqa(target.path))
         waiting = self._waiting.setdefault(key, (pattern, []))[1]
         waiting.append(target)
         self._bytes[key] = self._bytes.get(key, 0) + len(os.fsencode(target.path)) + 1
@@ -266,13 +267,13 @@ class _WordScan:
         self._start(key)
         return True
 
-    def _start(self, key: int) -> None:
+    def _start(self, key: tuple[int, bool]) -> None:
         from torchup.prefilter.grep import Grep  # (small runs never start grep)
 
         pattern, targets = self._waiting.pop(key)
         self._bytes.pop(key, None)
         self._started.add(key)
-        grep = Grep.start([target.path for target in targets], pattern, SCOPE_KEYWORDS, True)
+        grep = Grep.start([target.path for target in targets], pattern, SCOPE_KEYWORDS, True, key[1])
         if grep is not None:
             self._greps.append(grep)
         self._batches.put((targets, grep))
