@@ -16,7 +16,7 @@ may leave the keyword out.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from torchup.prefilter.requirements import in_from_import, is_identifier_char, member_of, word_starts
@@ -92,6 +92,32 @@ def call_arguments(spans: Spans[str] | Spans[bytes], word: str) -> Iterator[tupl
 
 def _call_end(text: str, index: int) -> int:
     """Where the call whose arguments start at ``index`` closes (its `)`); -1 if unsure."""
+    return _walk_call(text, index)
+
+
+def _passes(text: str, index: int, keywords: frozenset[str]) -> bool:
+    """Does the call whose callee ends at ``index`` pass one of ``keywords`` (False: unsure)?"""
+    size = len(text)
+    while index < size and text[index] in " \t":
+        index += 1
+    if index >= size or text[index] != "(":
+        return False  # no call: a reference passed on, an import, an attribute
+    limit = min(size, index + 1 + _LONGEST_CALL)
+
+    def passed(start: int, end: int) -> bool:
+        return text[start:end] in keywords and _given(text, end, limit)
+
+    return _walk_call(text, index + 1, passed) == _FOUND
+
+
+_FOUND = -2  # (``_walk_call``: a name its ``stop`` wanted)
+
+
+def _walk_call(text: str, index: int, stop: Callable[[int, int], bool] | None = None) -> int:
+    """Read the arguments of a call from ``index`` (after its `(`), past strings, comments and
+    nested brackets: where the call closes; ``_FOUND`` as soon as ``stop`` holds for a name at the
+    call's own depth (its start and end); -1 if unsure (an f-string, whose fields may hold quotes
+    and brackets; a string not closed on its line; a call longer than ``_LONGEST_CALL``)."""
     depth, limit = 1, min(len(text), index + _LONGEST_CALL)
     while index < limit:
         char = text[index]
@@ -113,49 +139,18 @@ def _call_end(text: str, index: int) -> int:
             depth -= 1
             if depth == 0:
                 return index
-        index += 1
-    return -1
-
-
-def _passes(text: str, index: int, keywords: frozenset[str]) -> bool:
-    """Does the call whose callee ends at ``index`` pass one of ``keywords`` (False: unsure)?"""
-    size = len(text)
-    while index < size and text[index] in " \t":
-        index += 1
-    if index >= size or text[index] != "(":
-        return False  # no call: a reference passed on, an import, an attribute
-    depth, index = 1, index + 1
-    limit = min(size, index + _LONGEST_CALL)
-    while index < limit:
-        char = text[index]
-        if char in "'\"":
-            if text[index - 1] in "fFtT":  # (an f-string's fields may hold quotes and brackets)
-                return False
-            index = _string_end(text, index, limit)
-            if index < 0:
-                return False
-            continue
-        if char == "#":
-            index = text.find("\n", index, limit)
-            if index < 0:
-                return False
-            continue
-        if char in _OPENING:
-            depth += 1
-        elif char in _CLOSING:
-            depth -= 1
-            if depth == 0:
-                return False  # the call ended without the keyword
-        elif depth == 1 and (char.isalpha() or char == "_") and not is_identifier_char(text[index - 1]):
+        elif stop is not None and depth == 1 and (char.isalpha() or char == "_") and not is_identifier_char(
+            text[index - 1]
+        ):
             end = index + 1
             while end < limit and is_identifier_char(text[end]):
                 end += 1
-            if text[index:end] in keywords and _given(text, end, limit):
-                return True
+            if stop(index, end):
+                return _FOUND
             index = end
             continue
         index += 1
-    return False
+    return -1
 
 
 def _given(text: str, index: int, limit: int) -> bool:
