@@ -251,7 +251,12 @@ def test_ctrl_c_reaches_the_program_in_a_named_interpreter(tmp_path: Path) -> No
     try:
         assert process.stdout is not None and process.stdout.readline() == "ready\n"
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
+        try:
+            _, stderr = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:  # say how the program stood towards the signal
+            status = Path(f"/proc/{process.pid}/status")
+            masks = [line for line in status.read_text().splitlines() if line.startswith("Sig")] if status.exists() else []
+            pytest.fail(f"Ctrl-C did not end the program within 60 s; its signal masks: {masks}")
     finally:
         process.kill()
     assert process.returncode == 130 and "KeyboardInterrupt" in stderr
