@@ -247,6 +247,9 @@ def test_ctrl_c_reaches_the_program_in_a_named_interpreter(tmp_path: Path) -> No
     process = subprocess.Popen(
         [sys.executable, "-c", CONSOLE, str(ROOT), "trace", "--json", str(report_path), "--", str(python), "waits.py"],
         cwd=PROGRAMS, env=outside_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # As from a terminal: a test run started in the background (`pytest &` in a script) ignores
+        # SIGINT, and an ignored signal stays ignored across exec, in the program too.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert process.stdout is not None and process.stdout.readline() == "ready\n"
