@@ -46,7 +46,7 @@ def every_call_passes(
     for word in words:
         # (a bare `load` is torch's only where a `from` import binds it: else it is prose in an
         # f-string, a parameter, a method's own name)
-        bare = names is None or names.imported_bare(raw, word, spans)
+        bare = owners is None or names is None or names.imported_bare(raw, word, owners, spans)
         for start in word_starts(text, word, spans.in_code):
             if _no_use(text, start, start + len(word)) or not member_of(text, start, owners, bare):
                 continue

@@ -107,13 +107,15 @@ class NameRequirements:
         return any(read.spelled_as_member(word, read.torch_names) for word in self._top_level)
 
 
-    def imported_bare(self, text: str | bytes, word: str, spans: Spans[str] | Spans[bytes] | None = None) -> bool:
+    def imported_bare(
+        self, text: str | bytes, word: str, owners: frozenset[str], spans: Spans[str] | Spans[bytes] | None = None
+    ) -> bool:
         """May a bare ``word`` (no dot before it) refer to one of ``names``: does a `from` import of
-        their module bind it (`from torch import load`), or a star import bind anything?"""
+        their module (whose last word is one of ``owners``: ``owners()``) bind it (`from torch import
+        load`), or a star import bind anything?"""
         read = _reading(text, spans)
         if read.star_import:
             return True
-        owners = self.owners(text, spans)
         return any(
             (module := from_import_module(read.text, index)) is not None and module.rpartition(".")[2] in owners
             for index in word_starts(read.text, word, read.in_code)
