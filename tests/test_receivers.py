@@ -8,14 +8,17 @@ rests on is parsed in both (``receivers.receiver_focus_lines``).
 from __future__ import annotations
 
 import json
+import subprocess
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from differential.envs import TORCH_VERSIONS, ensure_env
 from helpers import check, fix
 from torchup.cli.main import main
 from torchup.core.diagnostics import Confidence
+from torchup.core.facts import FACTS
 
 METHOD_CODES = {"TU102", "TU104", "TU105", "TU201", "TU202"}
 
@@ -49,10 +52,27 @@ CASES = {
         "        self.register_buffer(\"b\", torch.eye(3))\n\n    def forward(self):\n        return self.b.qr()\n",
         "certain",
     ),
+    "tuple unpacking after another binding": (
+        "q = None\nq, r = torch.linalg.qr(torch.eye(3))\nq.cholesky()\n", "certain",
+    ),
+    "an assignment in a with block": (
+        "m = load()\nwith torch.no_grad():\n    m = torch.eye(3)\nm.cholesky()\n", "certain",
+    ),
     # -- likely: torch.load results -----------------------------------------------------------------
     "a loaded object": ("a = torch.load('f.pt', weights_only=True)\na.eig()\n", "likely"),
     "an entry of a loaded dict": ("sd = torch.load('f.pt', weights_only=True)\nsd['w'].cholesky()\n", "likely"),
+    "a name the function calls a tensor-only method on": (
+        "def t(case, lazy):\n    e = case.evaluate(lazy)\n    e.register_hook(print)\n    return e.symeig()\n",
+        "likely",
+    ),
     # -- unknown: possible ------------------------------------------------------------------------
+    "a tensor-only method on another binding of the name": (
+        "def t(case):\n    e = case.a()\n    e.register_hook(print)\n    e = case.b()\n    return e.symeig()\n",
+        "possible",
+    ),
+    "a method tensors share with other objects": (
+        "def t(case):\n    e = case.a()\n    e.matmul(e)\n    return e.symeig()\n", "possible",
+    ),
     "a parameter of unknown type": ("def factor(m):\n    return m.cholesky()\n", "possible"),
     "a function whose returns differ": (
         "def make(flag):\n    if flag:\n        return torch.eye(3)\n    return load()\n\n\nmake(1).cholesky()\n",
@@ -192,3 +212,108 @@ def test_min_confidence_leaves_out_the_less_sure_findings(tmp_path: Path, capsys
     capsys.readouterr()
     assert main(["check", "--no-cache", str(tmp_path)]) == 2
     assert "`min-confidence` must be one of certain, likely, possible" in capsys.readouterr().err
+
+
+SOLVER = """\
+import torch
+
+
+def run(rhs, n):
+    result = rhs.clone()
+    if n:
+        t_mat = torch.zeros(n, n)
+        t_mat = t_mat[:2, :2]
+        return result, t_mat.permute(1, 0).contiguous()
+    return result
+
+
+def unknown(x):
+    return x.thing()
+"""
+LAZY = "class Lazy:\n    def symeig(self):\n        return self\n"
+QUAD = """\
+import torch
+
+from .solver import run, unknown
+
+
+def f(rhs):
+    _, mat = run(rhs, 3)
+    mat = mat.squeeze(0)
+    a = mat.symeig()[0]
+    b = unknown(rhs).symeig()
+    return a, b
+"""
+TEST = """\
+import torch
+
+from pkg.utils.solver import run
+
+
+def test_it():
+    solves, t_mats = run(torch.randn(3, 3), 2)
+    for i in range(2):
+        t_mats[i].symeig()
+"""
+
+
+def _solver_project(root: Path) -> None:
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    for name, text in {"pkg/__init__.py": "", "pkg/utils/__init__.py": "", "pkg/utils/solver.py": SOLVER,
+                       "pkg/lazy.py": LAZY, "pkg/utils/quad.py": QUAD, "test/test_solver.py": TEST}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+@pytest.mark.parametrize("named", ["directory", "file"])
+def test_a_receiver_a_project_function_returns_as_a_tensor_is_likely(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, named: str
+) -> None:
+    """`_, t = run(...)` with `run` imported from the project (relatively or by its package path):
+    its file says the element is a tensor, so the finding is likely, and the project's own
+    `Lazy.symeig` does not silence it; what `unknown` returns nobody knows: dropped."""
+    _solver_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    targets = [tmp_path] if named == "directory" else [tmp_path / "pkg/utils/quad.py", tmp_path / "test/test_solver.py"]
+    for run, cache in enumerate(([], [], ["--no-cache"])):  # cold, then the findings from the cache, then none
+        if run == 1:
+            (tmp_path / "pkg/__init__.py").write_text("# (another file changed: each file's findings are read back)\n")
+        capsys.readouterr()
+        main(["check", *cache, "--isolated", "--output-format", "json", *map(str, targets)])
+        found = json.loads(capsys.readouterr().out)
+        assert [(Path(f["path"]).name, f["line"], f["confidence"]) for f in found] == [
+            ("quad.py", 9, "likely"), ("test_solver.py", 9, "likely")
+        ]
+        assert all("`run` (" in " ".join(f["notes"]) for f in found)
+
+
+def test_a_project_function_with_a_return_of_unknown_type_leaves_the_finding_possible(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _solver_project(tmp_path)
+    (tmp_path / "pkg/lazy.py").write_text("X = 1\n")  # (nothing silences the possible findings now)
+    (tmp_path / "pkg/utils/solver.py").write_text(SOLVER.replace("t_mat.permute(1, 0).contiguous()", "make(t_mat)"))
+    capsys.readouterr()
+    main(["check", "--no-cache", "--isolated", "--output-format", "json", str(tmp_path)])
+    found = json.loads(capsys.readouterr().out)
+    assert [(Path(f["path"]).name, f["line"], f["confidence"]) for f in found] == [
+        ("quad.py", 9, "possible"), ("quad.py", 10, "possible"), ("test_solver.py", 9, "possible")
+    ]
+
+
+_NOT_ON_A_TENSOR_ALONE = """\
+import json, sys
+import numpy, torch
+print(json.dumps([name for name in json.loads(sys.stdin.read())
+                  if not hasattr(torch.Tensor, name) or hasattr(torch.nn.Module, name) or hasattr(numpy.ndarray, name)]))
+"""
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("version", TORCH_VERSIONS)
+def test_the_tensor_identifying_methods_are_the_tensors_alone(version: str) -> None:
+    """torch_api.json's `tensor_identifying_methods`: a tensor has each; a module and an ndarray none."""
+    names = FACTS["tensor_identifying_methods"]
+    result = subprocess.run([str(ensure_env(version)), "-c", _NOT_ON_A_TENSOR_ALONE], input=json.dumps(names),
+                            capture_output=True, text=True, check=True)
+    assert names and json.loads(result.stdout.strip().splitlines()[-1]) == []

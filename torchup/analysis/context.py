@@ -69,6 +69,11 @@ class Context:
             return  # already migrated: the old spelling next to the new one (torchup.analysis.old_torch)
         if fix is not None and confidence is not Confidence.CERTAIN and fix.applicability is Applicability.SAFE:
             fix.applicability = Applicability.UNSAFE  # (torchup.analysis.receivers: never safe unless surely torch's)
+        origin = None
+        if receiver_method is not None and confidence is Confidence.POSSIBLE:
+            from torchup.analysis.origins import imported_origin  # (it reads what this module defines)
+
+            origin = imported_origin(self, node)
         start, end = self.source.node_range(node)
         line, column = self.source.position(start)
         end_line, end_column = self.source.position(end)
@@ -88,6 +93,7 @@ class Context:
                 start=start,
                 end=end,
                 receiver_method=receiver_method,
+                receiver_origin=origin,
                 patches=patches,
                 subject=subject,
                 since=self.rule.since,

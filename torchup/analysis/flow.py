@@ -3,9 +3,10 @@
 The resolver knows every binding of a name in a scope, not which one reaches a use. For
 `cov = torch.randn(n, n)`, `cov = cov @ cov.mT`, `cov.cholesky()`, each binding is a tensor, but
 the second one's own `cov` would otherwise mean both bindings, itself included. Here: the nearest
-`name = value` before the use, in the use's own block or a block around it (same scope), counts
-alone when no other binding of the name can run between the two: none stands between them in the
-text, and none after the use inside a loop that holds the use but not the assignment.
+`name = value` (or `a, name = value`) before the use, in the use's own block or a block around it
+(same scope; a `with` block's body is straight-line code), counts alone when no other binding of
+the name can run between the two: none stands between them in the text, and none after the use
+inside a loop that holds the use but not the assignment.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ def reaching_assignment(ctx: Context, use: ast.Name, bindings: tuple[Binding, ..
     chain = _chain(root.body, _start(use))
     if not chain:
         return None
-    by_target = {id(binding.node): binding for binding in bindings if binding.kind is BindingKind.ASSIGNMENT}
+    by_target = {id(binding.node): binding for binding in bindings
+                 if binding.kind is BindingKind.ASSIGNMENT or binding.kind is BindingKind.OTHER}
     for level in range(len(chain) - 1, -1, -1):
         body, index = chain[level]
         for statement in reversed(body[:index]):
-            candidate = _assigned(statement, use.id, by_target)
+            candidate = _last_assigned(statement, use.id, by_target)
             if candidate is None:
                 continue
             loops = [block[i] for block, i in chain[level:] if isinstance(block[i], _LOOPS)]
@@ -87,8 +89,20 @@ def _spans(block: list[ast.stmt], position: Position) -> bool:
     return _start(block[0]) <= position < _end(block[-1])
 
 
+def _last_assigned(statement: ast.stmt, name: str, by_target: dict[int, Binding]) -> Binding | None:
+    """``_assigned``, looking into a `with` block too: its body runs through as straight-line code."""
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        for inner in reversed(statement.body):
+            candidate = _last_assigned(inner, name, by_target)
+            if candidate is not None:
+                return candidate
+        return None
+    return _assigned(statement, name, by_target)
+
+
 def _assigned(statement: ast.stmt, name: str, by_target: dict[int, Binding]) -> Binding | None:
-    """The binding of ``name = value`` (one plain target) that ``statement`` is, if it is one."""
+    """The binding of ``name = value`` or of ``a, name = value`` (one target, or one tuple of
+    names: each element's ``Origin`` says what it is) that ``statement`` is, if it is one."""
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
         target = statement.targets[0]
     elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
@@ -97,6 +111,10 @@ def _assigned(statement: ast.stmt, name: str, by_target: dict[int, Binding]) -> 
         return None
     if isinstance(target, ast.Name) and target.id == name:
         return by_target.get(id(target))
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            if isinstance(element, ast.Name) and element.id == name:
+                return by_target.get(id(element))
     return None
 
 

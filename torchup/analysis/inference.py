@@ -391,18 +391,36 @@ def _local_function(ctx: Context, func: ast.expr) -> ast.FunctionDef | ast.Async
     return None
 
 
-def _returns_evidence(ctx: Context, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int) -> Evidence:
-    """What a call of the file's own function returns: a tensor when every `return` gives one."""
+def returned_evidence(
+    ctx: Context, function: ast.FunctionDef | ast.AsyncFunctionDef, path: tuple[int | str, ...] = ()
+) -> Evidence:
+    """What ``path`` (``Origin.path``: `_, t = f()` is ``(1,)``) reaches in what a call of
+    ``function``, a function of the file ``ctx`` reads, returns (torchup.analysis.origins)."""
+    return _returns_evidence(ctx, function, 0, path)
+
+
+def _returns_evidence(
+    ctx: Context, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int, path: tuple[int | str, ...] = ()
+) -> Evidence:
+    """What a call of the file's own function returns: a tensor when every `return` gives one.
+    With a ``path`` that unpacks the result (`_, t = f()`), the `return`s of a tuple long enough
+    are those the caller's unpacking expects, when there are any (`return x` beside `return x, t`
+    is another mode of the function)."""
     if isinstance(function, ast.AsyncFunctionDef) or depth > 6:
         return Evidence.UNKNOWN  # (a call gives a coroutine)
-    verdicts: set[Evidence] = set()
+    values: list[ast.expr] = []
     for node in _own_statements(function):
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
             return Evidence.NOT_TENSOR  # a generator
         if isinstance(node, ast.Return):
             if node.value is None:
                 return Evidence.UNKNOWN
-            verdicts.add(tensor_evidence(ctx, node.value, depth + 2))
+            values.append(node.value)
+    if path and isinstance(path[0], int):
+        index = path[0]
+        unpacked = [v for v in values if isinstance(v, (ast.Tuple, ast.List)) and len(v.elts) > index]
+        values = unpacked or values
+    verdicts = {_element_evidence(ctx, value, path, depth + 2) for value in values}
     return combined(verdicts) if verdicts else Evidence.UNKNOWN
 
 

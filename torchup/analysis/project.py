@@ -12,6 +12,9 @@ Two facts cross files:
   the library calls `torch.linalg.cholesky`. The calls' fixes and the patches' fixes (torchup.
   patch_targets) form one change: all of them apply in the same mode, the weakest of theirs, or
   none (a patch torchup cannot rewrite leaves the calls' fixes unsafe, naming it).
+- **What the project's functions return.** `_, t = linear_cg(...)` then `t.symeig()`: when every
+  `return` of the imported `linear_cg`, read in its own file, gives a tensor there, the finding is
+  ``likely`` rather than ``possible`` (torchup.analysis.origins), and is kept.
 """
 
 from __future__ import annotations
@@ -21,9 +24,13 @@ import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from torchup.analysis.resolver import Focus
 from torchup.core.diagnostics import Applicability, Confidence, Diagnostic
+
+if TYPE_CHECKING:
+    from torchup.analysis.origins import Returns
 
 
 @dataclass(frozen=True)
@@ -99,9 +106,12 @@ class ProjectView:
         for definition in sorted(methods, key=lambda d: (d.path, d.line)):
             self.methods.setdefault(definition.method, []).append(definition)
         self.groups = _decide(list(diagnostics))
+        self._returns: Returns | None = None
 
     def adjust(self, diagnostics: list[Diagnostic]) -> None:
         """Apply what the project decides to these findings (in place: some are dropped)."""
+        for diagnostic in diagnostics:
+            self._imported_receiver(diagnostic)
         diagnostics[:] = [d for d in diagnostics if not self.defines_method_of(d)]
         for diagnostic in diagnostics:
             self._own_method(diagnostic)
@@ -119,6 +129,21 @@ class ProjectView:
     def defines_method_of(self, diagnostic: Diagnostic) -> bool:
         """Is the finding's receiver of unknown type, and its method one the project defines?"""
         return diagnostic.confidence is Confidence.POSSIBLE and bool(self.methods.get(diagnostic.receiver_method or ""))
+
+    def _imported_receiver(self, diagnostic: Diagnostic) -> None:
+        """A possible finding whose receiver a function of the project returns as a tensor: likely."""
+        origin = diagnostic.receiver_origin
+        if origin is None or diagnostic.confidence is not Confidence.POSSIBLE or diagnostic.cell is not None:
+            return
+        if self._returns is None:
+            from torchup.analysis.origins import Returns  # (parses: only for such findings)
+
+            self._returns = Returns()
+        where = self._returns.of_tensors(diagnostic.path, origin)
+        if where is None:
+            return
+        diagnostic.confidence = Confidence.LIKELY
+        _note(diagnostic, f"likely a tensor: `{origin[1]}` ({where}) returns tensors there")
 
     def _own_method(self, diagnostic: Diagnostic) -> None:
         definitions = self.methods.get(diagnostic.receiver_method or "")

@@ -3,7 +3,8 @@ how sure a finding is that ``x`` is a tensor, from the evidence about the receiv
 (torchup.analysis.inference), never from the rule.
 
 - ``CERTAIN``: the receiver is evidently a tensor; the finding may carry a safe fix.
-- ``LIKELY``: a tensor or a container of tensors (`torch.load(f)` and what is taken from it).
+- ``LIKELY``: a tensor or a container of tensors (`torch.load(f)` and what is taken from it), or a
+  name the same function calls a method on that only tensors have (``used_as_tensor``).
 - ``POSSIBLE``: nothing says what it is, in a file that uses torch. Never a safe fix; dropped at the
   end of a run when a class of the checked project defines the method (torchup.analysis.project).
   Not reported for a method name that other libraries' objects commonly have (``ambiguous_methods``
@@ -21,6 +22,7 @@ import ast
 import re
 
 from torchup.analysis.context import Context
+from torchup.analysis.flow import reaching_assignment
 from torchup.analysis.inference import (
     Evidence,
     bound_nowhere,
@@ -29,6 +31,7 @@ from torchup.analysis.inference import (
     local_class,
     tensor_evidence,
 )
+from torchup.analysis.resolver import Binding
 from torchup.core.diagnostics import Confidence
 from torchup.core.facts import FACTS
 
@@ -37,6 +40,7 @@ _CONFIDENCE = {Evidence.TENSOR: Confidence.CERTAIN, Evidence.LIKELY: Confidence.
 
 
 _AMBIGUOUS = frozenset(FACTS["ambiguous_methods"])
+_IDENTIFYING = frozenset(FACTS["tensor_identifying_methods"])
 
 
 def receiver_confidence(ctx: Context, call: ast.Call) -> Confidence | None:
@@ -62,7 +66,39 @@ def receiver_evidence(ctx: Context, call: ast.Call) -> Evidence:
         local = local_class(ctx, receiver.func)
         if local is not None:
             return class_evidence(ctx, local, call.func.attr)
-    return tensor_evidence(ctx, receiver)
+    evidence = tensor_evidence(ctx, receiver)
+    if evidence is Evidence.UNKNOWN and isinstance(receiver, ast.Name) and used_as_tensor(ctx, receiver):
+        return Evidence.LIKELY
+    return evidence
+
+
+def used_as_tensor(ctx: Context, name: ast.Name) -> bool:
+    """Does the function that reads ``name`` call a method only tensors have on the same value
+    (`evaluated.register_hook(f)`, then `evaluated.symeig()`): the same binding reaches both. Only
+    likely: the call that proves it may stand on another path than the finding's."""
+    found = ctx.resolver.lookup_name(name)
+    if not found.bindings:
+        return False
+    value = _the_binding(ctx, name, found.bindings)
+    if value is None:
+        return False
+    scope = ctx.resolver.scope_of(name)
+    for node in ast.walk(scope.node):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _IDENTIFYING and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == name.id):
+            continue
+        other = node.func.value
+        if ctx.resolver.scope_of(other) is scope and _the_binding(ctx, other, found.bindings) is value:
+            return True
+    return False
+
+
+def _the_binding(ctx: Context, name: ast.Name, bindings: tuple[Binding, ...]) -> Binding | None:
+    """The one binding whose value ``name`` reads: its only one, or the assignment every path passes last."""
+    if len(bindings) == 1:
+        return bindings[0]
+    return reaching_assignment(ctx, name, bindings)
 
 
 def receiver_kind(confidence: Confidence) -> str:

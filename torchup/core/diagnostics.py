@@ -95,6 +95,9 @@ class Diagnostic:
     subject: str | None = None  # the qualified name a finding on a use of a renamed function is about
     receiver_method: str | None = None  # `x.<method>()` on a receiver of unknown type: one of the
     # project's own classes may define the method
+    # ... and where that receiver comes from when it is (part of) what a function imported from a
+    # module of the project returns: (module, function, steps) (torchup.analysis.origins)
+    receiver_origin: tuple[str, str, tuple[int | str, ...]] | None = None
     # Which release made the change and what its wheel does to the old code (the rule's
     # ``since`` and ``change``: torchup.analysis.rule.Change's value, "raises", "warns", ...); None
     # for the engine's own findings (TU000-TU002).

@@ -199,6 +199,7 @@ def _encode(diagnostic: Diagnostic) -> dict[str, Any]:
         "cell": diagnostic.cell,
         "patches": diagnostic.patches,
         "receiver_method": diagnostic.receiver_method,
+        "receiver_origin": _encode_origin(diagnostic.receiver_origin),
         "subject": diagnostic.subject,
         "since": diagnostic.since,
         "change": diagnostic.change,
@@ -247,8 +248,17 @@ def _diagnostic(item: dict[str, Any]) -> Diagnostic:
         notes=list(item["notes"]),
         patches=item["patches"],
         receiver_method=item["receiver_method"],
+        receiver_origin=_decode_origin(item.get("receiver_origin")),
         subject=item["subject"],
         since=item["since"],
         change=item["change"],
         confidence=Confidence(item["confidence"]),
     )
+
+
+def _encode_origin(origin: tuple[str, str, tuple[int | str, ...]] | None) -> list[Any] | None:
+    return None if origin is None else [origin[0], origin[1], list(origin[2])]
+
+
+def _decode_origin(item: list[Any] | None) -> tuple[str, str, tuple[int | str, ...]] | None:
+    return None if not item else (item[0], item[1], tuple(item[2]))
