@@ -287,6 +287,23 @@ def test_a_receiver_a_project_function_returns_as_a_tensor_is_likely(
         assert all("`run` (" in " ".join(f["notes"]) for f in found)
 
 
+def test_a_notebook_reads_what_the_project_function_it_imports_returns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _solver_project(tmp_path)
+    cells = ["import torch\nfrom pkg.utils.solver import run", "_, t = run(torch.eye(3), 2)\nt.symeig()"]
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": s}
+                  for s in cells],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    }
+    (tmp_path / "n.ipynb").write_text(json.dumps(notebook))
+    capsys.readouterr()
+    main(["check", "--no-cache", "--isolated", "--output-format", "json", str(tmp_path / "n.ipynb")])
+    found = json.loads(capsys.readouterr().out)
+    assert [(f["cell"], f["line"], f["confidence"]) for f in found] == [(2, 2, "likely")]
+
+
 def test_a_project_function_with_a_return_of_unknown_type_leaves_the_finding_possible(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -133,7 +133,7 @@ class ProjectView:
     def _imported_receiver(self, diagnostic: Diagnostic) -> None:
         """A possible finding whose receiver a function of the project returns as a tensor: likely."""
         origin = diagnostic.receiver_origin
-        if origin is None or diagnostic.confidence is not Confidence.POSSIBLE or diagnostic.cell is not None:
+        if origin is None or diagnostic.confidence is not Confidence.POSSIBLE:
             return
         if self._returns is None:
             from torchup.analysis.origins import Returns  # (parses: only for such findings)
