@@ -411,3 +411,43 @@ def test_add_noqa_does_not_suppress_unused_noqa(tmp_path: Path) -> None:
     assert added == 1
     assert [d.code for d in remaining] == ["TU002"]
     assert path.read_text() == "import torch\nQ, R = torch.qr(A)  # noqa: TU103\nx = 1  # noqa: TU101\n"
+
+
+LEXED_AS_TOKENIZED = {
+    "a trailing directive": "x = 1  # noqa: TU101\n",
+    "a directive after other text in the comment": "x = 1  # why # noqa: TU101\n",
+    "a file directive on its own line": "# torchup: noqa: TU101\nx = 1\n",
+    "noqa in a one-line string": "x = '# noqa'  # noqa: TU102\n",
+    "noqa in a docstring": 'def f():\n    """\n    # noqa: TU101\n    """\n    return 1  # noqa\n',
+    "a string that ends on a line with a comment": 'x = """a\nb"""  # noqa: TU101\ny = 2\n',
+    "a backslash continuation": "x = 1 + \\\n    2  # noqa\n",
+    "lines inside brackets": "x = f(\n    1,  # noqa: TU101\n    2,\n)\n",
+    "CRLF": "x = 1  # noqa: TU101\r\ny = '''a\r\nb'''  # noqa\r\n",
+    "no final line break": "x = 1\ny = 2  # noqa",
+    "blank and comment-only lines": "\n# noqa\n\nx = 1\n",
+}
+
+
+@pytest.mark.parametrize("text", LEXED_AS_TOKENIZED.values(), ids=LEXED_AS_TOKENIZED.keys())
+def test_the_lexer_finds_the_directive_comments_tokenize_finds(text: str) -> None:
+    """``parse`` reads comments with the lexer; ``tokenize`` (``_comments``) is what it must agree
+    with: the same directive comments at the same places, the same lines a comment can end."""
+    from torchup.check import suppressions
+
+    source = SourceFile.from_bytes("m.py", text.encode())
+    lexed = suppressions._directive_comments(source)
+    assert lexed is not None
+    comments, ends = suppressions._comments(text)
+    directives = [c for c in comments if suppressions._LINE_DIRECTIVE.search(c[2])
+                  or suppressions._FILE_DIRECTIVE.search(c[2])]
+    assert lexed == (directives, ends)
+
+
+def test_an_f_string_leaves_the_comments_to_tokenize_where_fields_may_nest(monkeypatch: pytest.MonkeyPatch) -> None:
+    from torchup.check import suppressions
+
+    source = SourceFile.from_bytes("m.py", b'x = f"{a}"  # noqa: TU101\n')
+    assert suppressions._directive_comments(source) is not None  # (before 3.12 a field holds no quote)
+    monkeypatch.setattr(suppressions, "_NESTED_FIELDS", True)
+    assert suppressions._directive_comments(source) is None
+    assert [d.line for d in parse(source).lines.values()] == [1]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 
 from torchup.analysis.context import Context
 from torchup.analysis.flow import reaching_assignment
@@ -116,7 +117,9 @@ _CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 
 
 def receiver_focus_lines(text: str, methods: frozenset[str]) -> set[int]:
-    """The 1-based lines of ``text`` that the evidence about receivers of ``methods`` may read."""
+    """The 1-based lines of ``text`` that the evidence about receivers of ``methods`` may read.
+    (Each pattern runs once over the whole text, its blanks never a line break, rather than once
+    per line: a Python loop over every line of every file a method rule runs on.)"""
     if not methods:
         return set()
     alternatives = "|".join(sorted(methods))
@@ -124,27 +127,47 @@ def receiver_focus_lines(text: str, methods: frozenset[str]) -> set[int]:
     attributes: set[str] = set()
     receivers: set[str] = set()
     called: set[str] = set()
-    lines = text.split("\n")
-    on_line = re.compile(rf"\.\s*(?:{alternatives})\s*\(")
-    for line in lines:
-        if on_line.search(line) is None:
-            continue
+    for line in _lines_matching(text, re.compile(rf"\.{_BLANKS}(?:{alternatives}){_BLANKS}\(")):
         for match in on_receiver.finditer(line):
             (attributes if match.group(1) else receivers).add(match.group(2))
         called.update(_CALLED.findall(line))
     if receivers:
-        assigned = re.compile(rf"^\s*(?:{'|'.join(sorted(receivers))})\s*(?::[^=]*)?=(?!=)")
-        for line in lines:
-            if assigned.match(line):
-                called.update(_CALLED.findall(line))
+        assigned = re.compile(rf"^{_BLANKS}(?:{'|'.join(sorted(receivers))}){_BLANKS}(?::[^=\n]*)?=(?!=)", re.M)
+        for line in _lines_matching(text, assigned):
+            called.update(_CALLED.findall(line))
     patterns = []
     if called:
-        patterns.append(rf"^\s*(?:async\s+)?def\s+(?:{'|'.join(sorted(called))})\b")
+        patterns.append(rf"^{_BLANKS}(?:async[^\S\n]+)?def[^\S\n]+(?:{'|'.join(sorted(called))})\b")
     if attributes:
         names = "|".join(sorted(attributes))
-        patterns.append(rf"\b\w+\.(?:{names})\s*(?::[^=]*)?=(?!=)")
-        patterns.append(rf"register_buffer\s*\(\s*['\"](?:{names})['\"]")
+        patterns.append(rf"\b\w+\.(?:{names}){_BLANKS}(?::[^=\n]*)?=(?!=)")
+        patterns.append(rf"register_buffer{_BLANKS}\({_BLANKS}['\"](?:{names})['\"]")
     if not patterns:
         return set()
-    wanted = re.compile("|".join(patterns))
-    return {number for number, line in enumerate(lines, 1) if wanted.search(line)}
+    return _line_numbers(text, re.compile("|".join(patterns), re.M))
+
+
+_BLANKS = r"[^\S\n]*"  # (``\s*`` within one line)
+
+
+def _lines_matching(text: str, pattern: re.Pattern[str]) -> Iterator[str]:
+    """Each line of ``text`` that ``pattern`` (which never crosses a line break) finds, once."""
+    last = -1
+    for match in pattern.finditer(text):
+        start = text.rfind("\n", 0, match.start()) + 1
+        if start == last:
+            continue
+        last = start
+        end = text.find("\n", match.start())
+        yield text[start:end if end >= 0 else len(text)]
+
+
+def _line_numbers(text: str, pattern: re.Pattern[str]) -> set[int]:
+    """The 1-based numbers of the lines where ``pattern`` finds something."""
+    numbers: set[int] = set()
+    line, counted = 1, 0
+    for match in pattern.finditer(text):
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        numbers.add(line)
+    return numbers
