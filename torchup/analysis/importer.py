@@ -87,26 +87,45 @@ def _after_comment_header(source: SourceFile) -> int:
     return offset
 
 
-def removal_edits(source: SourceFile, tree: ast.Module, resolver: Resolver, released: set[int]) -> list[Edit]:
-    """Drop ``from … import name`` bindings whose every use a fix has just replaced."""
-    if not released:
-        return []
+def _from_imports(resolver: Resolver) -> list[tuple[Binding, frozenset[int]]]:
+    """The `from … import name` bindings a fix may leave unused (the only binding of a name no
+    `__all__` exports, outside a class body: there it is an attribute too), each with the ids of
+    its references. Once per resolver: a file with a thousand findings asks for each of them."""
+    last = _LAST[0]
+    if last is not None and last[0] is resolver:
+        return last[1]
     exported = resolver.exported_names()
-    unused_by_statement: dict[int, tuple[ast.ImportFrom, list[Binding]]] = {}
+    found = []
     for scope in resolver.iter_scopes():
+        if scope.kind is ScopeKind.CLASS:
+            continue
         for name, bindings in scope.bindings.items():
             if len(bindings) != 1 or name in exported:
                 continue
             binding = bindings[0]
             if binding.kind is not BindingKind.FROM_IMPORT or not isinstance(binding.statement, ast.ImportFrom):
                 continue
-            if scope.kind is ScopeKind.CLASS:
-                continue  # a class-body import is also an attribute (self.name, Class.name)
-            refs = resolver.references(binding)
-            if not refs or any(id(ref) not in released for ref in refs):
-                continue
-            entry = unused_by_statement.setdefault(id(binding.statement), (binding.statement, []))
-            entry[1].append(binding)
+            references = resolver.references(binding)
+            if references:
+                found.append((binding, frozenset(id(reference) for reference in references)))
+    _LAST[0] = (resolver, found)
+    return found
+
+
+# The last resolver ``_from_imports`` read, and its answer (holding it: its id cannot be reused).
+_LAST: list[tuple[Resolver, list[tuple[Binding, frozenset[int]]]] | None] = [None]
+
+
+def removal_edits(source: SourceFile, tree: ast.Module, resolver: Resolver, released: set[int]) -> list[Edit]:
+    """Drop ``from … import name`` bindings whose every use a fix has just replaced."""
+    if not released:
+        return []
+    unused_by_statement: dict[int, tuple[ast.ImportFrom, list[Binding]]] = {}
+    for binding, references in _from_imports(resolver):
+        if references <= released:
+            statement = binding.statement
+            assert isinstance(statement, ast.ImportFrom)
+            unused_by_statement.setdefault(id(statement), (statement, []))[1].append(binding)
     edits: list[Edit] = []
     parents = _statement_parents(tree) if unused_by_statement else {}
     for statement, bindings in unused_by_statement.values():

@@ -24,7 +24,7 @@ import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from torchup.analysis.resolver import Focus
 from torchup.core.diagnostics import Applicability, Confidence, Diagnostic
@@ -43,9 +43,15 @@ class MethodDefinition:
     line: int
 
 
-def defined_methods(tree: ast.Module, focus: Focus | None, words: frozenset[str], path: str) -> list[MethodDefinition]:
+def defined_methods(
+    tree: ast.Module, focus: Focus | None, words: frozenset[str], path: str, text: str | None = None
+) -> list[MethodDefinition]:
     """The methods named by one of ``words`` that the classes of one file define. Under a focus
-    only its classes are walked: a `def word` line holds the word, so its class is one of them."""
+    only its classes are walked: a `def word` line holds the word, so its class is one of them.
+    ``text``: the tree's, when at hand: one that spells no `def word` is not walked (as
+    ``defined_methods_in_text`` reads it; with every rule selected, a walk of each tree parsed)."""
+    if text is not None and (not words or _defines_one_of(words, str).search(text) is None):
+        return []
     nodes = ast.walk(tree) if focus is None else focus.walk(tree)
     found = []
     for node in nodes:
@@ -60,7 +66,7 @@ def defined_methods_in_text(content: str | bytes, words: frozenset[str], path: s
     """``defined_methods`` of a file the pre-filter does not parse (its only use of a method word
     is a `def`, which is no reference): read off the text (or its UTF-8 bytes), each indented
     `def word` owned by the nearest `class` line above it that is indented less."""
-    if not words or _defines_one_of(words).search(content if isinstance(content, bytes) else content.encode()) is None:
+    if not words or _defines_one_of(words, type(content)).search(content) is None:  # type: ignore[arg-type]
         return []  # (most files: one search of the bytes, no loop)
     text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
     found = []
@@ -80,10 +86,11 @@ def defined_methods_in_text(content: str | bytes, words: frozenset[str], path: s
 
 
 @functools.cache
-def _defines_one_of(words: frozenset[str]) -> re.Pattern[bytes]:
+def _defines_one_of(words: frozenset[str], kind: type[str] | type[bytes]) -> re.Pattern[Any]:
     # (no leading `\b`: a pattern that starts with the literal `def` is found by a fast search;
     # `undef cholesky` would only cost the loop over the lines)
-    return re.compile(rf"def[ \t]+(?:{'|'.join(sorted(words))})\b".encode("ascii"))
+    pattern = rf"def[ \t]+(?:{'|'.join(sorted(words))})\b"
+    return re.compile(pattern.encode("ascii") if kind is bytes else pattern)
 
 
 _CLASS_OR_DEF = re.compile(r"(?P<indent>[ \t]*)(?:async[ \t]+)?(?P<keyword>class|def)[ \t]+(?P<name>\w+)")

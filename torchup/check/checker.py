@@ -313,7 +313,7 @@ class Checker:
             # Only the methods rules look for on receivers can matter (a `def` of another word never
             # decides a fix): most files define none, and are then not walked again.
             words = self._method_words(rules) & (focus.present if focus is not None else self._words(rules))
-            analysis.methods = defined_methods(tree, resolver.focus, words, source.path) if words else []
+            analysis.methods = defined_methods(tree, resolver.focus, words, source.path, source.text) if words else []
             # A rule that cannot report here (``Rule.may_report``) leaves its methods out of the
             # focus, and so perhaps out of the tree: what the file defines of them comes from its text.
             ruled_out = self._method_words(rules) & found.present - words if found is not None else None
