@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from torchup.analysis.context import Context
 from torchup.analysis.flow import reaching_assignment
@@ -132,41 +132,50 @@ def receiver_focus_lines(text: str, methods: frozenset[str]) -> set[int]:
             (attributes if match.group(1) else receivers).add(match.group(2))
         called.update(_CALLED.findall(line))
     if receivers:
-        assigned = re.compile(rf"^{_BLANKS}(?:{'|'.join(sorted(receivers))}){_BLANKS}(?::[^=\n]*)?=(?!=)", re.M)
-        for line in _lines_matching(text, assigned):
+        assigned = re.compile(rf"(?:{'|'.join(sorted(receivers))}){_BLANKS}(?::[^=\n]*)?=(?!=)")  # (no `\b`: slow)
+        for line in _lines_matching(text, assigned, _first_on_its_line):
             called.update(_CALLED.findall(line))
-    patterns = []
-    if called:
-        patterns.append(rf"^{_BLANKS}(?:async[^\S\n]+)?def[^\S\n]+(?:{'|'.join(sorted(called))})\b")
+    # (Each pattern alone, and each starting with a literal where it can: the regex engine then
+    # finds the literal by a fast search instead of trying the pattern at every position.)
+    lines: set[int] = set()
+    if called:  # `def f(` first on its line (`async` before it)
+        definition = re.compile(rf"def[^\S\n]+(?:{'|'.join(sorted(called))})\b")
+        lines |= _line_numbers(text, definition, lambda before: before.strip() in ("", "async"))
     if attributes:
         names = "|".join(sorted(attributes))
-        patterns.append(rf"\b\w+\.(?:{names}){_BLANKS}(?::[^=\n]*)?=(?!=)")
-        patterns.append(rf"register_buffer{_BLANKS}\({_BLANKS}['\"](?:{names})['\"]")
-    if not patterns:
-        return set()
-    return _line_numbers(text, re.compile("|".join(patterns), re.M))
+        lines |= _line_numbers(text, re.compile(rf"\.(?<=\w\.)(?:{names}){_BLANKS}(?::[^=\n]*)?=(?!=)"))  # `self.w =`
+        lines |= _line_numbers(text, re.compile(rf"register_buffer{_BLANKS}\({_BLANKS}['\"](?:{names})['\"]"))
+    return lines
 
 
 _BLANKS = r"[^\S\n]*"  # (``\s*`` within one line)
 
 
-def _lines_matching(text: str, pattern: re.Pattern[str]) -> Iterator[str]:
-    """Each line of ``text`` that ``pattern`` (which never crosses a line break) finds, once."""
+def _first_on_its_line(before: str) -> bool:
+    return not before.strip()
+
+
+def _lines_matching(text: str, pattern: re.Pattern[str], before: Callable[[str], bool] | None = None) -> Iterator[str]:
+    """Each line of ``text`` that ``pattern`` (which never crosses a line break) finds, once
+    (after what ``before`` accepts of the line, when given)."""
     last = -1
     for match in pattern.finditer(text):
         start = text.rfind("\n", 0, match.start()) + 1
-        if start == last:
+        if start == last or (before is not None and not before(text[start:match.start()])):
             continue
         last = start
         end = text.find("\n", match.start())
         yield text[start:end if end >= 0 else len(text)]
 
 
-def _line_numbers(text: str, pattern: re.Pattern[str]) -> set[int]:
-    """The 1-based numbers of the lines where ``pattern`` finds something."""
+def _line_numbers(text: str, pattern: re.Pattern[str], before: Callable[[str], bool] | None = None) -> set[int]:
+    """The 1-based numbers of the lines where ``pattern`` finds something (after what ``before``
+    accepts of its line, when given)."""
     numbers: set[int] = set()
     line, counted = 1, 0
     for match in pattern.finditer(text):
+        if before is not None and not before(text[text.rfind("\n", 0, match.start()) + 1:match.start()]):
+            continue
         line += text.count("\n", counted, match.start())
         counted = match.start()
         numbers.add(line)

@@ -59,11 +59,18 @@ _FREE_TEXT_LEAD = " \t,;:-\u2013\u2014"
 
 
 def mentions_noqa(content: str | bytes) -> bool:
-    """The cheap test: only a file that spells ``noqa`` can hold a suppression."""
+    """The cheap test: only a file that spells ``noqa`` can hold a suppression. (Asked of one text
+    up to four times in a row, by the pre-filter and the analysis: the last answer is kept.)"""
+    last = _LAST_ASKED[0]
+    if last is not None and last[0] is content:
+        return last[1]
     # lower() and a substring search run at memory speed; a case-insensitive regex does not.
-    if isinstance(content, bytes):
-        return b"noqa" in content.lower()
-    return "noqa" in content.lower()
+    found = b"noqa" in content.lower() if isinstance(content, bytes) else "noqa" in content.lower()
+    _LAST_ASKED[0] = (content, found)  # (holding the text: its id cannot be reused while kept)
+    return found
+
+
+_LAST_ASKED: list[tuple[str | bytes, bool] | None] = [None]
 
 
 def is_torchup_code(code: str) -> bool:
