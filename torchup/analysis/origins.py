@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import ast
 import os
+from pathlib import Path
 
 from torchup.analysis.context import Context
 from torchup.analysis.flow import reaching_assignment
 from torchup.analysis.inference import Evidence, returned_evidence
 from torchup.analysis.resolver import ITEM, BindingKind, Resolver
 from torchup.core.facts import FACTS
+from torchup.core.project_root import project_root
 from torchup.core.source import DecodeError, SourceFile
 
 _TENSOR_METHODS = frozenset(FACTS["tensor_methods"])
@@ -131,8 +133,8 @@ def _read(path: str) -> Context | None:
 
 def module_file(importer: str, module: str) -> str | None:
     """The file that defines ``module`` for the file ``importer``: relative to its directory for
-    `.m` and `..m`, else under the nearest directory above it that holds the module's path
-    (`gpytorch/utils/linear_cg.py` for `gpytorch.utils.linear_cg`, from the project's `test/`)."""
+    `.m` and `..m`, else under the nearest directory above it, up to its project's root, that holds
+    the module's path (`gpytorch/utils/linear_cg.py` for `gpytorch.utils.linear_cg`, from `test/`)."""
     level = len(module) - len(module.lstrip("."))
     parts = module.lstrip(".").split(".")
     directory = os.path.dirname(os.path.abspath(importer))
@@ -140,14 +142,12 @@ def module_file(importer: str, module: str) -> str | None:
         for _ in range(level - 1):
             directory = os.path.dirname(directory)
         return _module_in(directory, parts)
-    while True:
-        found = _module_in(directory, parts)
-        if found is not None:
-            return found
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
+    root = project_root(Path(directory))
+    for candidate in (Path(directory), *Path(directory).parents):
+        found = _module_in(str(candidate), parts)
+        if found is not None or candidate == root:
+            return found  # (not above the project: those files are someone else's)
+    return None
 
 
 def _module_in(directory: str, parts: list[str]) -> str | None:

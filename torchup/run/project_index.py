@@ -18,10 +18,10 @@ from pathlib import Path
 
 from torchup.analysis.project import MethodDefinition, defined_methods_in_text
 from torchup.core.diagnostics import Confidence, Diagnostic
+from torchup.core.project_root import project_root
 from torchup.core.source import is_notebook
 from torchup.discover.discovery import Discovery, Target
 
-_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _MAX_BYTES = 8 * 1024 * 1024  # (as the runner: larger files are not sources it reads)
 
 
@@ -54,11 +54,3 @@ def methods_elsewhere(
                 continue
             found += defined_methods_in_text(text, words, target.path)
     return found
-
-
-def project_root(directory: Path) -> Path | None:
-    """The nearest directory at or above ``directory`` with a project marker (``_MARKERS``)."""
-    for candidate in (directory, *directory.parents):
-        if any((candidate / marker).exists() for marker in _MARKERS):
-            return candidate
-    return None
