@@ -133,14 +133,17 @@ def test_every_output_format_carries_the_confidence(tmp_path: Path, capsys: pyte
     assert "[possible]" in outputs["github"] and "[possible]" in outputs["junit"]
 
 
-def test_notebook_cells_share_the_evidence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cells = ["import torch\nxs = torch.randn(4, 3, 3)", "vals = [x.eig() for x in xs]"]
+def _write_notebook(path: Path, cells: list[str]) -> None:
     notebook = {
         "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": s}
                   for s in cells],
         "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
     }
-    (tmp_path / "n.ipynb").write_text(json.dumps(notebook))
+    path.write_text(json.dumps(notebook))
+
+
+def test_notebook_cells_share_the_evidence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write_notebook(tmp_path / "n.ipynb", ["import torch\nxs = torch.randn(4, 3, 3)", "vals = [x.eig() for x in xs]"])
     capsys.readouterr()
     main(["check", "--no-cache", "--isolated", "--output-format", "json", str(tmp_path)])
     found = json.loads(capsys.readouterr().out)
@@ -291,13 +294,8 @@ def test_a_notebook_reads_what_the_project_function_it_imports_returns(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _solver_project(tmp_path)
-    cells = ["import torch\nfrom pkg.utils.solver import run", "_, t = run(torch.eye(3), 2)\nt.symeig()"]
-    notebook = {
-        "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": s}
-                  for s in cells],
-        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
-    }
-    (tmp_path / "n.ipynb").write_text(json.dumps(notebook))
+    _write_notebook(tmp_path / "n.ipynb", ["import torch\nfrom pkg.utils.solver import run",
+                                           "_, t = run(torch.eye(3), 2)\nt.symeig()"])
     capsys.readouterr()
     main(["check", "--no-cache", "--isolated", "--output-format", "json", str(tmp_path / "n.ipynb")])
     found = json.loads(capsys.readouterr().out)
