@@ -84,15 +84,27 @@ def used_as_tensor(ctx: Context, name: ast.Name) -> bool:
     if value is None:
         return False
     scope = ctx.resolver.scope_of(name)
-    for node in ast.walk(scope.node):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in _IDENTIFYING and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == name.id):
-            continue
-        other = node.func.value
-        if ctx.resolver.scope_of(other) is scope and _the_binding(ctx, other, found.bindings) is value:
-            return True
-    return False
+    return any(ctx.resolver.scope_of(other) is scope and _the_binding(ctx, other, found.bindings) is value
+               for other in _identifying_receivers(scope.node).get(name.id, ()))
+
+
+def _identifying_receivers(root: ast.AST) -> dict[str, list[ast.Name]]:
+    """The names under ``root`` that a method only tensors have is called on, by name (one walk per
+    function, kept while the findings asked about are in it: a script's module-level findings
+    would each walk the whole module)."""
+    last = _LAST_WALKED[0]
+    if last is not None and last[0] is root:
+        return last[1]
+    found: dict[str, list[ast.Name]] = {}
+    for node in ast.walk(root):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _IDENTIFYING \
+                and isinstance(node.func.value, ast.Name):
+            found.setdefault(node.func.value.id, []).append(node.func.value)
+    _LAST_WALKED[0] = (root, found)  # (holding the node: its id cannot be reused while kept)
+    return found
+
+
+_LAST_WALKED: list[tuple[ast.AST, dict[str, list[ast.Name]]] | None] = [None]
 
 
 def _the_binding(ctx: Context, name: ast.Name, bindings: tuple[Binding, ...]) -> Binding | None:
