@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from torchup.analysis.patterns import remove_list_item
 from torchup.analysis.resolver import Binding, BindingKind, Resolver, ScopeKind
 from torchup.core.diagnostics import Edit, ImportRequest
+from torchup.core.memo import last_answer
 from torchup.core.source import SourceFile, line_end_at, line_start_at
 
 
@@ -87,13 +88,11 @@ def _after_comment_header(source: SourceFile) -> int:
     return offset
 
 
+@last_answer  # (a file with a thousand findings asks for each of them)
 def _from_imports(resolver: Resolver) -> list[tuple[Binding, frozenset[int]]]:
     """The `from … import name` bindings a fix may leave unused (the only binding of a name no
     `__all__` exports, outside a class body: there it is an attribute too), each with the ids of
-    its references. Once per resolver: a file with a thousand findings asks for each of them."""
-    last = _LAST[0]
-    if last is not None and last[0] is resolver:
-        return last[1]
+    its references."""
     exported = resolver.exported_names()
     found = []
     for scope in resolver.iter_scopes():
@@ -108,12 +107,7 @@ def _from_imports(resolver: Resolver) -> list[tuple[Binding, frozenset[int]]]:
             references = resolver.references(binding)
             if references:
                 found.append((binding, frozenset(id(reference) for reference in references)))
-    _LAST[0] = (resolver, found)
     return found
-
-
-# The last resolver ``_from_imports`` read, and its answer (holding it: its id cannot be reused).
-_LAST: list[tuple[Resolver, list[tuple[Binding, frozenset[int]]]] | None] = [None]
 
 
 def removal_edits(source: SourceFile, tree: ast.Module, resolver: Resolver, released: set[int]) -> list[Edit]:

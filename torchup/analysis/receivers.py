@@ -35,6 +35,7 @@ from torchup.analysis.inference import (
 from torchup.analysis.resolver import Binding
 from torchup.core.diagnostics import Confidence
 from torchup.core.facts import FACTS
+from torchup.core.memo import last_answer
 
 _CONFIDENCE = {Evidence.TENSOR: Confidence.CERTAIN, Evidence.LIKELY: Confidence.LIKELY,
                Evidence.UNKNOWN: Confidence.POSSIBLE}
@@ -88,23 +89,15 @@ def used_as_tensor(ctx: Context, name: ast.Name) -> bool:
                for other in _identifying_receivers(scope.node).get(name.id, ()))
 
 
+@last_answer  # (one walk per function: a script's module-level findings would each walk the module)
 def _identifying_receivers(root: ast.AST) -> dict[str, list[ast.Name]]:
-    """The names under ``root`` that a method only tensors have is called on, by name (one walk per
-    function, kept while the findings asked about are in it: a script's module-level findings
-    would each walk the whole module)."""
-    last = _LAST_WALKED[0]
-    if last is not None and last[0] is root:
-        return last[1]
+    """The names under ``root`` that a method only tensors have is called on, by name."""
     found: dict[str, list[ast.Name]] = {}
     for node in ast.walk(root):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _IDENTIFYING \
                 and isinstance(node.func.value, ast.Name):
             found.setdefault(node.func.value.id, []).append(node.func.value)
-    _LAST_WALKED[0] = (root, found)  # (holding the node: its id cannot be reused while kept)
     return found
-
-
-_LAST_WALKED: list[tuple[ast.AST, dict[str, list[ast.Name]]] | None] = [None]
 
 
 def _the_binding(ctx: Context, name: ast.Name, bindings: tuple[Binding, ...]) -> Binding | None:

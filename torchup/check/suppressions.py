@@ -39,6 +39,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from torchup.core.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
+from torchup.core.memo import last_answer
 from torchup.core.source import SourceFile
 from torchup.core.torchfix import is_torchfix, torchup_codes
 
@@ -58,19 +59,11 @@ _TORCHUP_CODE = re.compile(r"TU[0-9]+")
 _FREE_TEXT_LEAD = " \t,;:-\u2013\u2014"
 
 
+@last_answer  # (asked of one text up to four times in a row, by the pre-filter and the analysis)
 def mentions_noqa(content: str | bytes) -> bool:
-    """The cheap test: only a file that spells ``noqa`` can hold a suppression. (Asked of one text
-    up to four times in a row, by the pre-filter and the analysis: the last answer is kept.)"""
-    last = _LAST_ASKED[0]
-    if last is not None and last[0] is content:
-        return last[1]
+    """The cheap test: only a file that spells ``noqa`` can hold a suppression."""
     # lower() and a substring search run at memory speed; a case-insensitive regex does not.
-    found = b"noqa" in content.lower() if isinstance(content, bytes) else "noqa" in content.lower()
-    _LAST_ASKED[0] = (content, found)  # (holding the text: its id cannot be reused while kept)
-    return found
-
-
-_LAST_ASKED: list[tuple[str | bytes, bool] | None] = [None]
+    return b"noqa" in content.lower() if isinstance(content, bytes) else "noqa" in content.lower()
 
 
 def is_torchup_code(code: str) -> bool:

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from torchup.core.memo import last_answer
+
 if TYPE_CHECKING:
     from torchup.core.lexing import Spans
 
@@ -240,25 +242,20 @@ class _Reading:
         return frozenset(aliases)
 
 
+@last_answer  # (each rule's requirements read the same text, one after another)
 def _reading(text: str | bytes, spans: Spans[str] | Spans[bytes] | None) -> _Reading:
-    """The ``_Reading`` of ``text``: the last one made, if of the same object read the same way."""
+    """The ``_Reading`` of ``text`` (in code only, where ``spans`` says)."""
     in_code = None
     if spans is not None and (spans.text is text or isinstance(spans.text, str) or spans.text.isascii()):
         in_code = spans.in_code  # (offsets agree: Latin-1 below maps each byte to one character)
-    last = _LAST[0]
-    if last is not None and last[0] is text and last[1] is spans:
-        return last[2]
     decoded = text.decode("latin-1") if isinstance(text, bytes) else text  # (the words are ASCII)
     for mark in _BYTE_ORDER_MARKS:  # (blanked, as the tokenizer skips it: `from` then starts the line)
         if decoded.startswith(mark):
             decoded = " " * len(mark) + decoded[len(mark):]
-    reading = _Reading(decoded, in_code)
-    _LAST[0] = (text, spans, reading)  # (holding ``text``: its id cannot be reused while kept)
-    return reading
+    return _Reading(decoded, in_code)
 
 
 _BYTE_ORDER_MARKS = ("\ufeff", "\xef\xbb\xbf")  # (a text's, and its UTF-8 bytes' read as Latin-1)
-_LAST: list[tuple[str | bytes, object, _Reading] | None] = [None]
 
 
 InCode = Callable[[int], bool]  # is this offset in code (``Spans.in_code``)?
