@@ -314,6 +314,10 @@ NUMERICS = [
     ("import torch\ny = torch.log(torch.exp(x))\nz = torch.sum(x)\n", "TU713", False),
     ("import torch\ny = torch.log(torch.sum(torch.exp(x), dim=1))\n", "TU713", True),
     ("import torch\ny = torch.log(\n    torch.sum(\n        torch.exp(x), 1))\n", "TU713", True),
+    # TU713 needs all three names (LooksFor.together): two of them, or the third from numpy, are not enough
+    ("import torch\ny = torch.log(torch.sum(x, 1))\n", "TU713", False),
+    ("import numpy as np\nimport torch\ny = torch.log(torch.sum(np.exp(x), 1))\n", "TU713", False),
+    ("from torch import exp, log, sum\ny = log(sum(exp(x), 1))\n", "TU713", True),
 ]
 
 
@@ -321,3 +325,33 @@ NUMERICS = [
 def test_numerics_hints_parse_only_files_with_their_shape(code: str, rule: str, parsed: bool) -> None:
     assert _parsed(code, [rule]) is parsed
     assert _codes(code, [rule]) == _codes(code, [rule], prefilter=False)
+
+
+@pytest.mark.parametrize(
+    ("code", "through"),
+    [
+        ("import torch\ny = torch.log(torch.sum(x, 1))\n", False),  # no `exp` on any line grep names
+        ("import torch\ny = torch.log(torch.sum(torch.exp(x), 1))\n", True),
+    ],
+)
+def test_a_rule_that_needs_its_names_together_is_settled_on_greps_lines(code: str, through: bool) -> None:
+    from tests.test_prefilter import grep_lines
+    from torchup.check.checker import Checker
+    from torchup.rules import all_rules
+    from torchup.settings.selection import select_rules
+
+    checker = Checker(select_rules(all_rules(), ["TU713"]))
+    raw = code.encode()
+    pattern = checker.scan_pattern("m.py")
+    assert pattern is not None
+    assert checker.prescan(raw, "m.py", grep_lines(raw, pattern)).could_match is through
+
+
+def test_names_together_take_names_only() -> None:
+    from torchup.analysis.rule import LooksFor
+
+    assert LooksFor(names=("torch.log", "torch.sum"), together=True).name_requirements() is not None
+    with pytest.raises(ValueError, match="together"):
+        LooksFor(names=("torch.log",), together=True)
+    with pytest.raises(ValueError, match="together"):
+        LooksFor(names=("torch.log", "torch.sum"), keywords=("dim",), together=True)

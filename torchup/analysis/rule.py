@@ -17,6 +17,7 @@ from torchup.prefilter.words import ATTRIBUTE, CODE, KEYWORD, REFERENCE, STRING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from collections.abc import Set as AbstractSet
 
     from torchup.analysis.context import Context
     from torchup.core.lexing import Spans
@@ -102,6 +103,14 @@ class LooksFor:
     # is looked for by its rarest word, a private part (`_six`) or else its last, which then also
     # counts in the module of a `from` import (``Rule.path_words``).
     modules: tuple[str, ...] = ()
+    # A finding needs every one of ``names`` referred to (TU713: `torch.log(torch.sum(torch.exp(x)))`):
+    # a file that spells only some of their words is not read further.
+    together: bool = False
+
+    def __post_init__(self) -> None:
+        others = (self.methods, self.attributes, self.keywords, self.strings, self.in_strings, self.words, self.modules)
+        if self.together and (len(self.names) < 2 or any(others)):
+            raise ValueError("LooksFor(together=True) takes two or more names and nothing else")
 
     def name_requirements(self) -> NameRequirements | None:
         """What a file must spell besides a trigger word, when the findings come from qualified
@@ -111,7 +120,7 @@ class LooksFor:
         if self.in_strings:
             return None
         # (an import of a module spells its path as a reference to one of its names would)
-        return NameRequirements((*self.names, *self.modules), self.words, self.methods)
+        return NameRequirements((*self.names, *self.modules), self.words, self.methods, every=self.together)
 
     def derive(self) -> tuple[tuple[str, ...], dict[str, frozenset[str]], tuple[str, ...], frozenset[str]]:
         """The pre-filter's view: trigger words, where each counts, path words, words in strings."""
@@ -187,6 +196,8 @@ class Rule:
     # Words matched inside longer strings (``LooksFor.in_strings``): elsewhere a word in a one-line
     # string counts only as its whole value.
     string_words: ClassVar[frozenset[str]] = frozenset()
+    # Whether the rule finds anything only where every trigger word is spelled (``LooksFor.together``).
+    needs_every_trigger: ClassVar[bool] = False
     # For a rule whose findings come from qualified names only: the module words a file must also
     # spell (``may_report`` asks it; torchup/prefilter/requirements.py).
     name_requirements: ClassVar[NameRequirements | None] = None
@@ -215,6 +226,16 @@ class Rule:
         if "looks_for" in cls.__dict__:
             cls.triggers, cls.word_roles, cls.path_words, cls.string_words = cls.looks_for.derive()
             cls.name_requirements = cls.looks_for.name_requirements()
+            cls.needs_every_trigger = cls.looks_for.together
+
+    @classmethod
+    def triggered_by(cls, present: AbstractSet[str]) -> bool:
+        """Can a file whose text spells the words ``present`` hold a finding of this rule: one of
+        its trigger words is there, or each of them where it needs its names together
+        (``LooksFor.together``)?"""
+        if cls.needs_every_trigger:
+            return all(word in present for word in cls.triggers)
+        return not present.isdisjoint(cls.triggers)
 
     def check(self, ctx: Context) -> None:
         """Report findings through ``ctx.report``."""

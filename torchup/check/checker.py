@@ -238,8 +238,10 @@ class Checker:
         2,912 files, nearly all in prose), is skipped. The same answer ``may_report`` would give
         after the scan."""
         present = pattern.words_on_lines(raw, lines)
-        candidates = [rule for rule in self.rules_for(path) if not present.isdisjoint(rule.triggers)]
-        if not candidates or any(rule.name_requirements is None for rule in candidates):
+        candidates = [rule for rule in self.rules_for(path) if rule.triggered_by(present)]
+        if not candidates:
+            return True  # (a rule that needs its words together finds some of them only)
+        if any(rule.name_requirements is None for rule in candidates):
             return False
         # First from grep's lines alone: no word where a name's last word can stand, no star import
         # (transformers: 1,360 files get here, most for `checkpoint` or `load` in their own code).
@@ -376,6 +378,9 @@ class Checker:
         for rule in rules:
             if found.present.isdisjoint(rule.triggers):
                 continue
+            if not rule.triggered_by(found.present):
+                ruled_out.append(rule)  # (some of the words it needs together, not all)
+                continue
             if spans is None:
                 from torchup.core.lexing import spans_of
 
@@ -389,7 +394,7 @@ class Checker:
     def _focus(self, found: Occurrences, present: frozenset[str], rules: list[Rule], source: SourceFile) -> Focus:
         """Where the rules that run (those with a word ``present``) look: the lines of those
         words, of `global`/`nonlocal`, and the rules' own (``Rule.focus_lines``)."""
-        running = [rule for rule in rules if not present.isdisjoint(rule.triggers)]
+        running = [rule for rule in rules if rule.triggered_by(present)]
         more = {line for rule in running for line in rule.focus_lines(source.text)}
         methods = frozenset(method for rule in running for method in rule.looks_for.methods)
         more |= receiver_focus_lines(source.text, methods)  # (what a receiver's evidence reads)
@@ -491,7 +496,7 @@ def _word_roles(rules: list[Rule], words: frozenset[str]) -> dict[str, frozenset
 
 def _runs(rule: Rule, focus: Focus | None) -> bool:
     """None of its words in the file: a rule cannot find anything (the file has another rule's)."""
-    return focus is None or not rule.triggers or not focus.present.isdisjoint(rule.triggers)
+    return focus is None or not rule.triggers or rule.triggered_by(focus.present)
 
 
 def parse(source: SourceFile, skeleton: Skeleton | None = None) -> tuple[ast.Module, bool]:

@@ -43,6 +43,12 @@ class NameRequirements:
     # Methods called on a receiver (``LooksFor.methods``): a call on anything but a module the text
     # imports is enough (`x.qr()`; not `torch.linalg.qr(x)`, nor `np.linalg.qr(a)`).
     methods: tuple[str, ...] = ()
+    # Every name must be referred to, not one (``LooksFor.together``).
+    every: bool = False
+
+    @cached_property
+    def _each(self) -> tuple[NameRequirements, ...]:
+        return tuple(NameRequirements((name,)) for name in self.names)
 
     @cached_property
     def _packages(self) -> frozenset[str]:
@@ -77,6 +83,8 @@ class NameRequirements:
         """``spans``: the text's lexing, when known: then only words in code count, not those in a
         comment or a docstring (`>>> torch.load(...)` in the docs of a file that calls some other
         `load`: on torch's own sources, 188 files parsed -> 185)."""
+        if self.every:
+            return all(single.could_refer(text, spans) for single in self._each)
         read = _reading(text, spans)
         if any(read.has_word(word) for word in self._packages):
             return True

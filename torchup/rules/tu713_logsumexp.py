@@ -26,7 +26,7 @@ class LogSumExp(NumericsHint):
     code = "TU713"
     name = "log-sum-exp"
     summary = "`torch.log(torch.sum(torch.exp(x), dim))`: `torch.logsumexp(x, dim)` does not overflow."
-    looks_for = LooksFor(names=(LOG, SUM, EXP))
+    looks_for = LooksFor(names=(LOG, SUM, EXP), together=True)
     docs = RuleDocs(
         what="""
         Finds `torch.log(torch.sum(torch.exp(x), dim))`, in any import form, where the sum is over
