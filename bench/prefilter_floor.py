@@ -57,19 +57,12 @@ def without_words(files: list[str], extra: list[str]) -> set[str]:
     """The files in which the run's pre-filter finds none of its trigger words."""
     sys.path.insert(0, str(ROOT))
     from torchup.check.checker import Checker
+    from torchup.cli.commands import settings_overrides
     from torchup.cli.main import build_parser
     from torchup.settings.provider import SettingsProvider
-    from torchup.settings.selection import split_codes
 
     args = build_parser().parse_args(["check", "--isolated", *extra, "."])
-    overrides = {
-        "select": tuple(split_codes(args.select)) or None,
-        "extend_select": tuple(split_codes(args.extend_select)) or None,
-        "ignore": tuple(split_codes(args.ignore)) or None,
-        "target_version": args.target_version,
-        "from_version": args.from_version,
-    }
-    checker = Checker([], settings_for=SettingsProvider(overrides, isolated=True))
+    checker = Checker([], settings_for=SettingsProvider(settings_overrides(args), isolated=True))
     found = set()
     for path in files:
         pattern = checker.scan_pattern(path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from torchup.check.checker import Checker, applies_to_release
 from torchup.cli.progress import Progress
@@ -32,15 +32,9 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _PACKAGE = __name__.partition(".")[0]  # a fix that imports from torchup makes the fixed code depend on it
 
 
-def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None = None) -> int:
-    """``recorder``: told what the run read, once its report is out (torchup.run.replay)."""
-    if args.target_python is not None:
-        try:
-            parse_version(args.target_python)
-        except ValueError as exc:
-            sys.stderr.write(f"torchup: error: --target-python: {exc}\n")
-            return EXIT_ERROR
-    overrides = {
+def settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """What the command line of `check`/`fix` sets, for ``SettingsProvider`` (None: not given)."""
+    return {
         "select": tuple(split_codes(args.select)) or None,
         "extend_select": tuple(split_codes(args.extend_select)) or None,
         "ignore": tuple(split_codes(args.ignore)) or None,
@@ -53,6 +47,17 @@ def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None 
         "min_confidence": args.min_confidence,
         "output_format": args.output_format,
     }
+
+
+def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None = None) -> int:
+    """``recorder``: told what the run read, once its report is out (torchup.run.replay)."""
+    if args.target_python is not None:
+        try:
+            parse_version(args.target_python)
+        except ValueError as exc:
+            sys.stderr.write(f"torchup: error: --target-python: {exc}\n")
+            return EXIT_ERROR
+    overrides = settings_overrides(args)
     provider = SettingsProvider(overrides, config=args.config, isolated=args.isolated)
     try:
         # The settings of the first path (or the working directory) decide discovery and output;
