@@ -137,6 +137,34 @@ def test_show_settings(project: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "extend-select = ['TU201']" in out and 'target-python = "3.12"' in out and "unsafe-fixes = true" in out
 
 
+@pytest.mark.parametrize(
+    ("options", "extend_select", "ignore"),
+    [
+        ([], "['TU201']", "['TU101']"),  # the configuration's selection
+        (["--extend-select", "TU202"], "['TU202']", "['TU101']"),  # --extend-select replaces its list only
+        (["--select", "TU1"], "[]", "[]"),  # --select starts afresh, as ruff's does
+        (["--select", "TU1", "--ignore", "TU103"], "[]", "['TU103']"),
+    ],
+)
+def test_select_on_the_command_line_starts_the_selection_afresh(
+    project: Path, capsys: pytest.CaptureFixture[str], options: list[str], extend_select: str, ignore: str
+) -> None:
+    (project / "pyproject.toml").write_text('[tool.torchup]\nextend-select = ["TU201"]\nignore = ["TU101"]\n')
+    code, out, _ = run(capsys, "check", "--show-settings", *options, str(project))
+    assert code == 0
+    assert f"\nextend-select = {extend_select}\n" in out and f"\nignore = {ignore}\n" in out
+
+
+def test_select_afresh_reports_only_what_the_command_line_selects(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "pyproject.toml").write_text('[tool.torchup]\nextend-select = ["TU201"]\nignore = ["TU103"]\n')
+    (project / "m.py").write_text("import torch\nQ, R = torch.qr(A)\ny = torch.clamp(x, 0, 1)\n")
+    code, out, _ = run(capsys, "check", "--output-format", "concise", "--select", "TU103", str(project))
+    assert code == 1
+    assert "TU103" in out and "TU201" not in out
+
+
 def test_target_version_limits_rules(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "m.py"
     path.write_text(QR)

@@ -195,6 +195,10 @@ def nearest_config(directory: Path) -> Path | None:
 
 
 def with_overrides(base: Settings, **overrides: Any) -> Settings:
-    """``base`` with the command-line options that were given (None means not given)."""
+    """``base`` with the command-line options that were given (None means not given). A `--select`
+    starts the selection afresh, as ruff's does: the configuration's `extend-select` and `ignore`
+    then no longer apply, only those given beside it (`per-file-ignores` still do)."""
     given = {key: value for key, value in overrides.items() if value is not None}
+    if "select" in given:
+        given = {"extend_select": (), "ignore": (), **given}
     return Settings(**{**{f.name: getattr(base, f.name) for f in fields(base)}, **given})
