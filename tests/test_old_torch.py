@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
 
 from helpers import check
+from torchup.analysis.old_torch import enclosing
 
 
 def codes(source: str, select: str = "TU62") -> list[tuple[int, str]]:
@@ -173,3 +175,53 @@ def test_a_broad_handler_is_no_probe_for_the_api() -> None:
             L = None
     """
     assert codes(source, select="TU101") == [(3, "TU101")]
+
+
+def _enclosing_by_scan(tree: ast.AST, node: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
+    """``enclosing`` as plainly as it can be written: every child of every level in turn."""
+    target = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+    chain: list[tuple[ast.AST, ast.AST]] = []
+    current = tree
+    while current is not node:
+        for child in ast.iter_child_nodes(current):
+            if child is node or (
+                hasattr(child, "end_lineno")
+                and (child.lineno, child.col_offset) <= target[:2]  # type: ignore[attr-defined]
+                and target[2:] <= (child.end_lineno, child.end_col_offset)  # type: ignore[attr-defined]
+            ):
+                chain.append((current, child))
+                current = child
+                break
+        else:
+            break
+    return chain
+
+
+_ODD_ORDERS = '''
+import torch
+table = {**base, "a": torch._C.Value, **more, "b": [torch.qr(x) for x in xs if x], "c": f"{torch.qr(y)!r:>{w}}"}
+with open(p) as f, torch.no_grad():
+    pass
+match command:
+    case {"k": torch.qr(z), **rest} if torch.qr(z):
+        pass
+def f(a, /, b=torch.qr(1), *args, c=torch.qr(2), **kw) -> torch.Tensor:
+    global g
+    try:
+        import functorch
+    except ImportError:
+        functorch = None
+    return lambda: torch.qr(a) if a else (yield torch.qr(b))
+x = torch.qr(a)[0]; y = torch.qr(b)
+'''
+
+
+def test_enclosing_bisects_to_the_same_chain_as_a_scan() -> None:
+    """The bisection over a list field's items (``_spanning_item``) finds what a scan of every child
+    finds, for every node, where items share a position (f-strings before 3.12), lack one
+    (comprehensions, `with` items, match cases), or are `None` (a dict's `**`)."""
+    tree = ast.parse(_ODD_ORDERS)
+    nodes = [node for node in ast.walk(tree) if hasattr(node, "end_lineno")]
+    assert len(nodes) > 100
+    for node in nodes:
+        assert enclosing(tree, node) == _enclosing_by_scan(tree, node), ast.dump(node)

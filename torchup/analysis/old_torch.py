@@ -21,6 +21,7 @@ not reported: a removed name used inside a ``try`` whose handler catches its abs
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Callable
 
@@ -44,18 +45,64 @@ def enclosing(tree: ast.AST, node: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
     chain: list[tuple[ast.AST, ast.AST]] = []
     current = tree
     while current is not node:
-        for child in ast.iter_child_nodes(current):
-            if child is node or (
-                hasattr(child, "end_lineno")
-                and (child.lineno, child.col_offset) <= target[:2]  # type: ignore[attr-defined]
-                and target[2:] <= (child.end_lineno, child.end_col_offset)  # type: ignore[attr-defined]
-            ):
-                chain.append((current, child))
-                current = child
-                break
-        else:
+        child = _spanning_child(current, node, target)
+        if child is None:
             break  # (a node without a position: nothing more to learn)
+        chain.append((current, child))
+        current = child
     return chain
+
+
+Position = tuple[int, int, int, int]
+
+
+def _spanning_child(parent: ast.AST, node: ast.AST, target: Position) -> ast.AST | None:
+    """The first child of ``parent`` (in ``ast.iter_child_nodes``'s order) that is ``node`` or spans it."""
+    for _, value in ast.iter_fields(parent):
+        if isinstance(value, ast.AST):
+            if value is node or _spans(value, target):
+                return value
+        elif isinstance(value, list):
+            child = _spanning_item(value, node, target)
+            if child is not None:
+                return child
+    return None
+
+
+def _spanning_item(items: list[object], node: ast.AST, target: Position) -> ast.AST | None:
+    """``_spanning_child`` within one list field. Its items stand in source order, so the one that
+    may span ``node`` is the last that starts at or before it: a bisection, where a linear search made
+    a file's findings cost their number times its statements (1,136 findings in one 2,773-line dict
+    literal of torch's sources: 0.4 s). Anything that breaks the order's premise (an item without a
+    position, `None` in a dict's keys, siblings at one position) takes the linear search."""
+    try:
+        index = bisect.bisect_right(items, target[:2], key=_start) - 1  # type: ignore[arg-type]
+        if index < 0:
+            return None  # (every item starts after the node)
+        found, earlier = items[index], items[index - 1] if index else None
+        if found is node or _spans(found, target):  # type: ignore[arg-type]
+            if earlier is None or not (earlier is node or _spans(earlier, target)):  # type: ignore[arg-type]
+                return found  # type: ignore[return-value]
+        elif earlier is None or _start(earlier) < _start(found):  # type: ignore[arg-type]
+            return None  # (no sibling shares its start: none spans the node)
+    except (AttributeError, TypeError):
+        pass  # (an item without a position, or not a node)
+    for item in items:
+        if isinstance(item, ast.AST) and (item is node or _spans(item, target)):
+            return item
+    return None
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset  # type: ignore[attr-defined]
+
+
+def _spans(child: ast.AST, target: Position) -> bool:
+    return (
+        hasattr(child, "end_lineno")
+        and (child.lineno, child.col_offset) <= target[:2]  # type: ignore[attr-defined]
+        and target[2:] <= (child.end_lineno, child.end_col_offset)  # type: ignore[attr-defined]
+    )
 
 
 def runs_only_on_old_torch(tree: ast.AST, node: ast.AST, segment: Segment, raises: bool) -> bool:
