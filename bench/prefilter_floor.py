@@ -10,13 +10,18 @@ Three runs of the same cold check (`--no-cache --isolated`, the files named on t
   pre-filter learns, as long as the analysis of the files with findings stays as it is;
 - the files with a finding alone.
 
-and `ruff check --select NPY201` over every file. Which files have a finding comes from a JSON run;
-which spell a trigger word from torchup's own pre-filter (``Checker.scan_pattern``) on each file's
-bytes. A benchmark, not a test: the standard library and the torchup of this checkout.
+and `ruff check --select NPY201` over every file; and CPython's own parser over the files with
+findings, in this process, its time divided among the machine's cores as if they shared it perfectly:
+the floor of any analysis that parses whole each file it reports on (torchup's skeleton parses less
+where the rules allow). Which files have a finding comes from a JSON run; which spell a trigger
+word from torchup's own pre-filter (``Checker.scan_pattern``) on each file's bytes. A benchmark, not
+a test: the standard library and the torchup of this checkout.
 """
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import json
 import os
 import shutil
@@ -77,6 +82,17 @@ def timed(command: list[str], env: dict[str, str] | None = None) -> float:
     return time.perf_counter() - start
 
 
+def parse_seconds(files: list[str]) -> float:
+    """CPython's own parser (``ast.parse``) over ``files``, in this process: what any analysis that
+    parses every file it reports on costs at least, before it reads a single node."""
+    texts = [Path(path).read_bytes() for path in files]
+    start = time.perf_counter()
+    for text in texts:
+        with contextlib.suppress(SyntaxError, ValueError):  # (reported by the check; timed all the same)
+            ast.parse(text)
+    return time.perf_counter() - start
+
+
 def main() -> None:
     arguments = sys.argv[1:]
     extra = arguments[arguments.index("--") + 1:] if "--" in arguments else []
@@ -92,16 +108,18 @@ def main() -> None:
     }
     ruff = [shutil.which("ruff") or "ruff", "check", "--select", "NPY201", "--no-cache", "--isolated",
             "--no-respect-gitignore", "--output-format", "concise", *files]
-    times: dict[str, list[float]] = {name: [] for name in [*sets, "ruff NPY201, every file"]}
+    parser = f"CPython's parser alone, files with findings, on {os.cpu_count()} cores"
+    times: dict[str, list[float]] = {name: [] for name in [*sets, "ruff NPY201, every file", parser]}
     for _ in range(rounds):
         for name, chosen in sets.items():
             times[name].append(timed(torchup(chosen, extra), environment()))
         times["ruff NPY201, every file"].append(timed(ruff))
+        times[parser].append(parse_seconds(sets["files with findings"]) / (os.cpu_count() or 1))
     print(f"{corpus}: {len(files)} files, {len(findings)} with findings, {len(wordless)} without a trigger word;"
           f" torchup options: {' '.join(extra) or '(defaults)'}")
     print("| run | files | median s | min s |\n|---|---:|---:|---:|")
     for name, values in times.items():
-        count = len(sets.get(name, files))
+        count = len(sets.get(name, sets["files with findings"] if name == parser else files))
         print(f"| {name} | {count:,} | {statistics.median(values):.2f} | {min(values):.2f} |")
 
 
