@@ -42,6 +42,15 @@ def findings(code: str, select: str) -> list[tuple[int, bool]]:
         ("import functools, torch\nf = functools.partial(torch.load, map_location='cpu')\n", 1),
         ("from functools import partial\nimport torch\nf = partial(torch.load)\n", 1),
         ("import torch\npaths = list(map(torch.load, files))\n", 1),
+        # through a name it is saved in
+        ("import torch\nld = torch.load\nm = ld(p)\n", 1),
+        ("import torch\ndef f(p):\n    load = torch.load\n    return load(p)\n", 1),
+        ("import torch\nld = torch.load\npaths = list(map(ld, files))\n", 1),
+        ("import torch\nld = torch.load\nm = ld(p, weights_only=True)\n", 0),
+        ("import torch\nld = torch.load\ndef wrapped(*a, **k):\n    return ld(*a, **k)\n", 0),
+        ("import torch, pickle\nld = torch.load\nif old:\n    ld = pickle.load\nm = ld(p)\n", 0),
+        ("import torch\nclass C:\n    load = torch.load\n    def go(self):\n        return self.load(p)\n", 0),
+        ("import torch\na = b = torch.load\nm = a(p)\n", 0),
         # not reported
         ("import torch\ntorch.load(p, weights_only=True)\n", 0),
         ("import torch\ntorch.load(p, weights_only=False)\n", 0),

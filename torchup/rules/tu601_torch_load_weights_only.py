@@ -13,6 +13,7 @@ from enum import Enum
 
 from torchup.analysis.context import Context
 from torchup.analysis.patterns import Edits, literal_dict_keyword
+from torchup.analysis.resolver import BindingKind, ScopeKind
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Fix, Severity
 from torchup.core.lexing import Spans
@@ -40,15 +41,21 @@ class Use:
     call: ast.Call | None  # the call whose arguments reach the function: the call, or the partial
     skip: int = 0  # leading positional arguments of ``call`` that are not the function's (partial: 1)
     passed_to: ast.Call | None = None  # a reference given as an argument to another call
+    alias: str | None = None  # the name the function was saved in (`load = torch.load`), if through one
 
 
 def uses(ctx: Context, qualnames: frozenset[str]) -> list[Use]:
     """The calls of ``qualnames``, their ``functools.partial(f, ...)``, and the references passed as
-    an argument to another call (``map(torch.load, paths)``), whose calls cannot be seen. Other
-    references (``f = torch.load``, a comparison) are left out: what is done with them is unknown."""
+    an argument to another call (``map(torch.load, paths)``), whose calls cannot be seen; also
+    through a name the function is saved in (``_saved_in_names``). Other references (a comparison,
+    an attribute set to it) are left out: what is done with them is unknown."""
     found = ctx.references_to(qualnames)
     if not found:
         return []
+    aliases: dict[int, str] = {}
+    for node, qualname, alias in _saved_in_names(ctx, found):
+        aliases[id(node)] = alias
+        found.append((node, qualname, ctx.resolver.call_of_callee(node)))
     holders: dict[int, ast.Call] = {}
     for call in ctx.resolver.calls:
         for arg in call.args:
@@ -58,17 +65,49 @@ def uses(ctx: Context, qualnames: frozenset[str]) -> list[Use]:
                 holders[id(keyword.value)] = call
     result = []
     for node, qualname, call in found:
+        alias = aliases.get(id(node))
         if call is not None:
-            result.append(Use(node, qualname, call))
+            result.append(Use(node, qualname, call, alias=alias))
             continue
         holder = holders.get(id(node))
         if holder is None:
             continue
         holder_name = ctx.qualified_name(holder.func) or ""
         if holder_name == PARTIAL and holder.args and holder.args[0] is node:
-            result.append(Use(node, qualname, holder, skip=1))
+            result.append(Use(node, qualname, holder, skip=1, alias=alias))
         elif not holder_name.startswith(MOCK_MODULES):
-            result.append(Use(node, qualname, None, passed_to=holder))
+            result.append(Use(node, qualname, None, passed_to=holder, alias=alias))
+    return result
+
+
+def _saved_in_names(
+    ctx: Context, found: list[tuple[ast.expr, str, ast.Call | None]]
+) -> list[tuple[ast.Name, str, str]]:
+    """The uses of a name that a reference was saved in (`load = torch.load`, then `load(path)`), as
+    (use, qualified name, the name): only where that assignment is the name's one binding in a
+    function or module scope, and no use may mean another binding (``Resolver.references``). A
+    wrapper's saved original (`original = torch.load`, called with `**kwargs`) stays unreported as
+    before: its calls pass what their own callers give."""
+    saved = {id(node): qualname for node, qualname, call in found if call is None}
+    if not saved:
+        return []
+    result = []
+    for scope in ctx.resolver.iter_scopes():
+        if scope.kind is ScopeKind.CLASS:
+            continue  # (a class attribute is called as a bound method: `self.load(path)` passes self)
+        for name, bindings in scope.bindings.items():
+            binding = bindings[0]
+            statement = binding.statement
+            if (
+                len(bindings) != 1
+                or binding.kind is not BindingKind.ASSIGNMENT
+                or binding.value is None
+                or id(binding.value) not in saved
+                or not (isinstance(statement, ast.Assign) and len(statement.targets) == 1)
+            ):
+                continue
+            for reference in ctx.resolver.references(binding) or ():
+                result.append((reference, saved[id(binding.value)], name))
     return result
 
 
@@ -168,12 +207,15 @@ class TorchLoadWeightsOnly(Rule):
         `weights_only=None` is the default and is reported too. Also
         `functools.partial(torch.load, ...)` without them, and `torch.load` passed to another
         call (`map(torch.load, paths)`, `DatasetFolder(root, loader=torch.load)`), whose calls
-        cannot be seen (reported without a fix).
+        cannot be seen (reported without a fix). The same through a name `torch.load` is saved
+        in (`load = torch.load`, then `load(path)`), where that assignment is the name's only
+        binding in its function or module.
 
         Not reported: a call with `**options` or `*args` whose content is unknown (they may hold
         either keyword: torchup reports only what it is sure of), a call that passes
-        `pickle_module=` (2.6 keeps `weights_only=False` for it, see below), `torch.load` saved
-        in a variable (`original = torch.load`, the usual start of a wrapper), `numpy.load`,
+        `pickle_module=` (2.6 keeps `weights_only=False` for it, see below), the saving itself
+        (`original = torch.load`, the usual start of a wrapper, which then calls
+        `original(*args, **kwargs)`), a name that may also be bound to something else, `numpy.load`,
         `pickle.load`, `torch.hub.load`, `torch.jit.load`, `json.load`, `self.load(...)` and a
         project's own `load`. Nor is code already written for 2.6's default: a call inside
         `with torch.serialization.safe_globals([...]):`, and every call in a file that calls
@@ -346,7 +388,7 @@ class TorchLoadWeightsOnly(Rule):
             start, end = ctx.source.node_range(use.node)
             if any(outer_start <= start and end <= outer_end for outer_start, outer_end in allowlisted):
                 continue
-            name = f"`{use.qualname}`"
+            name = f"`{use.qualname}`" + (f" (saved as `{use.alias}`)" if use.alias else "")
             if use.call is None:
                 ctx.report(
                     use.node,
