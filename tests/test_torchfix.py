@@ -104,6 +104,32 @@ def test_zero_grad_set_to_none_is_opt_in() -> None:
     assert "opt.zero_grad()" in fix(code, unsafe=True, select=["TU702"])
 
 
+def test_zero_grad_of_something_else_is_not_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A class that defines `zero_grad` itself (in the file, or elsewhere in the checked project), or
+    a name nothing binds, is not torch's optimizer; `zero_grad(False)` by position is the same call."""
+    code = (
+        "import torch\n"
+        "class Tape:\n"
+        "    def zero_grad(self, set_to_none=True):\n"
+        "        self.cleared = set_to_none\n"
+        "    def reset(self):\n"
+        "        self.zero_grad(set_to_none=False)\n"
+        "model = torch.nn.Linear(2, 1)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "opt.zero_grad(set_to_none=False)\n"
+        "opt.zero_grad(False)\n"
+        "tape = Tape()\n"
+        "tape.zero_grad(set_to_none=False)\n"
+        "unbound.zero_grad(set_to_none=False)\n"
+    )
+    assert [(d.line, d.confidence.value) for d in check(code, select=["TU702"])] == [(9, "certain"), (10, "certain")]
+    assert "opt.zero_grad()\nopt.zero_grad()\n" in fix(code, unsafe=True, select=["TU702"])
+    (tmp_path / "tape.py").write_text("class Tape:\n    def zero_grad(self, set_to_none=True):\n        pass\n")
+    (tmp_path / "train.py").write_text("import torch\ndef step(o):\n    o.zero_grad(set_to_none=False)\n")
+    assert run(capsys, tmp_path / "train.py", "--select", "TU702")[1] == [(3, "TU702")]  # alone: possible
+    assert run(capsys, tmp_path, "--select", "TU702")[1] == []  # the project defines `zero_grad`
+
+
 def test_numerics_hints() -> None:
     code = "import torch as th\nx = th.rand(3)\na = th.log(1 + x)\nb = th.exp(x) - 1\ndef f(y):\n    return th.log(y + 1.0)\n"
     found = check(code, select=["TOR1"])
@@ -111,6 +137,33 @@ def test_numerics_hints() -> None:
     safe = fix(code, select=["TU711", "TU712"])
     assert "a = th.log1p(x)" in safe and "b = th.expm1(x)" in safe and "th.log(y + 1.0)" in safe  # y: unsafe only
     assert "th.log1p(y)" in fix(code, unsafe=True, select=["TU711"])
+
+
+@pytest.mark.parametrize(("call", "fixed"), [
+    ("torch.log(torch.sum(torch.exp(x), 0))", "torch.logsumexp(x, 0)"),
+    ("torch.log(torch.sum(torch.exp(x), dim=0, keepdim=True))", "torch.logsumexp(x, dim=0, keepdim=True)"),
+    # `input` by keyword is the operand, not an argument to carry over (`logsumexp(x, input=...)` raises)
+    ("torch.log(torch.sum(input=torch.exp(x), dim=0))", "torch.logsumexp(x, dim=0)"),
+    ("torch.log(torch.sum(dim=1, input=torch.exp(x)))", "torch.logsumexp(x, dim=1)"),
+])
+def test_logsumexp_fix_keeps_the_sum_arguments_but_its_input(call: str, fixed: str) -> None:
+    code = f"import torch\nx = torch.rand(2, 3)\nh = {call}\n"
+    assert fix(code, select=["TU713"]) == f"import torch\nx = torch.rand(2, 3)\nh = {fixed}\n"
+
+
+def test_torchvision_pretrained_beside_weights_is_reported_without_a_fix() -> None:
+    """`pretrained=True, weights=None`: a second `weights=` would not compile, and which of the two the
+    author meant is not torchup's to guess; the call's other findings keep their fixes."""
+    code = (
+        "from torchvision.models import resnet50\n"
+        "a = resnet50(pretrained=True, weights=None)\n"
+        "b = resnet50(pretrained=True)\n"
+    )
+    found = [(d.line, d.fix is not None) for d in check(code, select=["TU706"])]
+    assert found == [(2, False), (3, True)]
+    fixed = fix(code, unsafe=True, select=["TU706"])
+    assert "a = resnet50(pretrained=True, weights=None)" in fixed
+    assert "b = resnet50(weights=ResNet50_Weights.IMAGENET1K_V1)" in fixed
 
 
 def test_dataloader_workers_and_scoped_library_are_opt_in_and_skip_what_they_should() -> None:
@@ -180,3 +233,11 @@ def test_torchup_configuration_wins_over_flake8_in_the_same_directory(
     (tmp_path / "m.py").write_text(CODE)
     _, found, err = run(capsys, tmp_path)
     assert (8, "TU601") not in found and (7, "TU702") not in found and "[flake8]" not in err
+
+
+def test_rule_shows_the_torchup_rules_for_a_torchfix_code(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rule", "TOR102"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("TorchFix's TOR102 is torchup's TU601") and "# TU601 torch-load-weights-only" in out
+    assert main(["rule", "TOR999"]) == 2
+    assert "no rule 'TOR999'" in capsys.readouterr().err

@@ -243,12 +243,20 @@ def _new_dependencies(fixed: list[Diagnostic], *, diff: bool) -> list[str]:
 
 
 def show_rule(code: str) -> int:
-    rule = rule_by_code(code)
-    if rule is None:
+    """``torchup rule CODE``: a rule's docs; for a TorchFix code (`TOR102`), those of the torchup
+    rules that report what it did, after a line naming them."""
+    from torchup.core import torchfix
+
+    rules = [rule_by_code(code)]
+    if rules[0] is None and torchfix.is_torchfix(code) and code.strip().upper() in torchfix.table():
+        mapped = torchfix.torchup_codes(code)
+        rules = [rule_by_code(mapped_code) for mapped_code in mapped]
+        sys.stdout.write(f"TorchFix's {code.strip().upper()} is torchup's {', '.join(mapped)} (docs/torchfix.md)\n\n")
+    if not rules or any(rule is None for rule in rules):
         known = ", ".join(r.code for r in all_rules())
-        sys.stderr.write(f"torchup: error: no rule {code!r}; known codes: {known}\n")
+        sys.stderr.write(f"torchup: error: no rule {code!r}; known codes: {known}, and TorchFix's TOR codes\n")
         return EXIT_ERROR
-    sys.stdout.write(rule.render_docs())
+    sys.stdout.write("\n".join(rule.render_docs() for rule in rules if rule is not None))
     return EXIT_CLEAN
 
 

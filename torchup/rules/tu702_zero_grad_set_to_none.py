@@ -5,9 +5,11 @@ from __future__ import annotations
 import ast
 
 from torchup.analysis.context import Context
+from torchup.analysis.flow import reaching_assignment
+from torchup.analysis.inference import Evidence, bound_nowhere, class_evidence, class_of_self, local_class
 from torchup.analysis.patterns import Edits
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
-from torchup.core.diagnostics import Applicability, Fix, Severity
+from torchup.core.diagnostics import Applicability, Confidence, Fix, Severity
 
 METHOD = "zero_grad"
 KEYWORD = "set_to_none"
@@ -22,11 +24,15 @@ class ZeroGradSetToNone(Rule):
     enabled_by_default = False  # (a hint, as TorchFix's TOR4 codes: `--select TU702` or `TOR402`)
     severity = Severity.INFO
     fix_availability = FixAvailability.UNSAFE
-    looks_for = LooksFor(keywords=(KEYWORD,))
+    looks_for = LooksFor(keywords=(KEYWORD,), methods=(METHOD,))
     docs = RuleDocs(
         what="""
-        Finds `.zero_grad(set_to_none=False)` (an optimizer's or a module's, written with the
-        literal `False`) in files that import torch. Off by default, like TorchFix's TOR402:
+        Finds `.zero_grad(set_to_none=False)` and `.zero_grad(False)` (an optimizer's or a module's,
+        written with the literal `False`) in files that import torch. Not on something else: an
+        instance of a class that defines `zero_grad` itself (in the file, or, for a receiver of
+        unknown type, anywhere in the checked project), or a name nothing in the file binds.
+        Certain where the receiver was made by `torch.optim` or `torch.nn` in sight (`opt =
+        torch.optim.SGD(...)`), possible otherwise. Off by default, like TorchFix's TOR402:
         select it with `--select TU702` (or `TOR402`).
         """,
         why="""
@@ -83,13 +89,58 @@ class ZeroGradSetToNone(Rule):
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == METHOD):
                 continue
-            keyword = next((k for k in call.keywords if k.arg == KEYWORD), None)
-            if keyword is None or not (isinstance(keyword.value, ast.Constant) and keyword.value.value is False):
+            argument = _false_set_to_none(call)
+            if argument is None or _not_torchs(ctx, func.value):
                 continue
-            removal = Edits(ctx.source).remove_argument(call, keyword)
+            removal = Edits(ctx.source).remove_argument(call, argument)
             fix = Fix("drop `set_to_none=False`", Applicability.UNSAFE, (removal,)) if removal else None
-            ctx.report(keyword, "`zero_grad(set_to_none=False)` fills every gradient with zeros; the default "
-                       "(`None`, since torch 2.0) is cheaper", fix=fix)
+            ctx.report(argument, "`zero_grad(set_to_none=False)` fills every gradient with zeros; the default "
+                       "(`None`, since torch 2.0) is cheaper", fix=fix, receiver_method=METHOD,
+                       confidence=Confidence.CERTAIN if _torchs(ctx, func.value) else Confidence.POSSIBLE)
+
+
+def _false_set_to_none(call: ast.Call) -> ast.expr | ast.keyword | None:
+    """The literal `False` given as `set_to_none` (by keyword, or as the one positional argument)."""
+    keyword = next((k for k in call.keywords if k.arg == KEYWORD), None)
+    if keyword is not None:
+        return keyword if isinstance(keyword.value, ast.Constant) and keyword.value.value is False else None
+    if len(call.args) == 1 and isinstance(call.args[0], ast.Constant) and call.args[0].value is False:
+        return call.args[0]
+    return None
+
+
+def _torchs(ctx: Context, receiver: ast.expr) -> bool:
+    """Is the receiver evidently a torch optimizer or module: a name whose reaching assignment is a
+    call of something in `torch.optim` or `torch.nn` (`opt = torch.optim.SGD(...)`)?"""
+    value = _assigned_call(ctx, receiver)
+    name = ctx.qualified_name(value.func) if value is not None else None
+    return name is not None and name.startswith(("torch.optim.", "torch.nn."))
+
+
+def _not_torchs(ctx: Context, receiver: ast.expr) -> bool:
+    """Is the receiver evidently something else: a name nothing in the file binds (`tape`), or an
+    instance of a class of this file that defines `zero_grad` itself (`self` in it, or `Foo()`)?
+    A class elsewhere in the project that defines it drops the finding at the end of the run
+    (``receiver_method``, torchup.analysis.project)."""
+    if bound_nowhere(ctx, receiver):
+        return True
+    cls = class_of_self(ctx, receiver) if isinstance(receiver, ast.Name) else None
+    if cls is None:
+        value = _assigned_call(ctx, receiver)
+        cls = local_class(ctx, value.func) if value is not None else None
+    return cls is not None and class_evidence(ctx, cls, METHOD) is Evidence.NOT_TENSOR
+
+
+def _assigned_call(ctx: Context, receiver: ast.expr) -> ast.Call | None:
+    """The call whose result ``receiver`` (a name) holds, where one assignment surely reaches it."""
+    if not isinstance(receiver, ast.Name):
+        return None
+    found = ctx.resolver.lookup_name(receiver)
+    if not found.bindings:
+        return None
+    binding = reaching_assignment(ctx, receiver, tuple(found.bindings))
+    value = binding.value if binding is not None else None
+    return value if isinstance(value, ast.Call) else None
 
 
 RULE = ZeroGradSetToNone()

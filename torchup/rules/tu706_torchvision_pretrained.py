@@ -163,7 +163,9 @@ class TorchvisionPretrained(Rule):
     ) -> None:
         parameter = new["parameter"]
         fix = None
-        if isinstance(value, ast.Constant) and value.value is False:
+        if any(keyword.arg == parameter for keyword in call.keywords):
+            pass  # (`pretrained=True, weights=None`: which one the author meant is theirs to say; no fix)
+        elif isinstance(value, ast.Constant) and value.value is False:
             edit = _argument_edit(ctx, call, at, f"{parameter}=None")
             fix = Fix(f"pass `{parameter}=None`", Applicability.SAFE, (edit,))
         elif isinstance(value, ast.Constant) and value.value is True and new["weights"] is not None:

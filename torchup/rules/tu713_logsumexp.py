@@ -149,8 +149,8 @@ def _sum_arguments(call: ast.Call) -> dict[str, ast.expr] | None:
 
 
 def _fix(ctx: Context, log: ast.Call, total: ast.Call, operand: ast.expr) -> Fix | None:
-    rest = [ctx.segment(arg) for arg in total.args[1:]]
-    rest += [f"{keyword.arg}={ctx.segment(keyword.value)}" for keyword in total.keywords]
+    rest = [ctx.segment(arg) for arg in total.args[1:]]  # (`input` is the first, or a keyword: left out)
+    rest += [f"{keyword.arg}={ctx.segment(keyword.value)}" for keyword in total.keywords if keyword.arg != "input"]
     return rewrite(ctx, log, "logsumexp", operand, log, tuple(rest))
 
 
