@@ -507,6 +507,22 @@ def test_a_warns_rule_runs_only_where_its_warning_is_new(tmp_path: Path, capsys:
     assert found_codes(out) == expected
 
 
+@pytest.mark.parametrize(("from_version", "expected"), [
+    ("2.4", ["TU622", "TU634"]),
+    ("2.6", ["TU634"]),  # the import raises on 2.6 as on 2.14: the break stays; the move was already done
+])
+def test_a_module_removed_before_the_from_version_is_still_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], from_version: str, expected: list[str]
+) -> None:
+    """The shim's names moved (TU622, off once the from-version has the new home), but its other
+    submodules are gone: an import of one runs on neither release (TU634, a break)."""
+    project(tmp_path, {"m.py": "from torch.distributed._tensor.op_schema import OpSchema\n"
+                                "from torch.distributed._tensor import DTensor\n"})
+    _, out, _ = run(capsys, "check", "--no-cache", "--output-format", "concise", "--from-version", from_version,
+                    str(tmp_path))
+    assert found_codes(out, ["TU622", "TU634"]) == expected
+
+
 @pytest.mark.parametrize(("requirement", "expected"), [("torch==2.13.*", TWO), ("torch==2.14.*", ["TU101"]),
                                                        ("torch>=2.1,<2.15", TWO), ("torch~=2.14.1", ["TU101"])])
 def test_the_detected_from_version_selects(tmp_path: Path, capsys: pytest.CaptureFixture[str], requirement: str,

@@ -73,12 +73,17 @@ def test_each_word_of_a_path_follows_its_parent(text: str, refers: bool) -> None
 
 def test_a_local_function_named_like_a_reported_module_is_not_read() -> None:
     """torch's own test suite defines `def _tensor(...)`: no import of `torch.distributed._tensor`
-    (TU622), so the file is not parsed; an import of the module is still found."""
+    (TU622), so the file is not parsed; an import of the module is still found (of a removed
+    submodule: TU634)."""
     code = "import torch\n\ndef _tensor(shape):\n    return torch.zeros(shape)\n\nx = _tensor((2,))\n"
     assert not _parsed(code, ["TU622"])
     assert _codes(code, ["TU622"]) == _codes(code, ["TU622"], prefilter=False) == []
-    for imported in ("from torch.distributed._tensor import DTensor\n", "import torch.distributed._tensor.debug\n"):
-        assert _codes(imported, ["TU622"]) == _codes(imported, ["TU622"], prefilter=False) == ["TU622"]
+    for imported, code in (
+        ("from torch.distributed._tensor import DTensor\n", "TU622"),
+        ("import torch.distributed._tensor.experimental\n", "TU622"),
+        ("import torch.distributed._tensor.debug\n", "TU634"),
+    ):
+        assert _codes(imported, [code]) == _codes(imported, [code], prefilter=False) == [code]
 
 
 def test_an_import_from_a_module_on_a_names_path_keeps_the_cut() -> None:
