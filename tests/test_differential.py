@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from differential.envs import ensure_env
+from differential.envs import TORCH_VERSIONS, ensure_env
 from differential.harness import BREAKING, cases, changed, differences, pairs, params, probe, skip_reason, strip_floats
 from helpers import fix
 from torchup.core.facts import FACTS
-from torchup.rules import all_rules
+from torchup.rules import all_rules, rule_by_code
 
 pytestmark = pytest.mark.differential
 
@@ -130,3 +130,17 @@ def test_fix_on_2_14_matches_the_last_definition_on_2_13(
     last_definition_runs: dict[str, dict[str, Any]], case: str
 ) -> None:
     assert_same_results(case, last_definition_runs["old"][case], last_definition_runs["new"][case])
+
+
+def test_the_require_grad_fix_does_what_the_typo_meant() -> None:
+    """TU701 reports a mistake, not a release's change: its fix changes the result on purpose. Under
+    the target, the module example's original leaves every parameter trainable; the fixed code
+    (`requires_grad_`, not an attribute) freezes them."""
+    example = next(e for e in rule_by_code("TU701").examples if "module" in e.title)  # type: ignore[union-attr]
+    source = textwrap.dedent(example.source)
+    fixed = fix(source, unsafe=True, select=["TU701"])
+    assert fixed == textwrap.dedent(example.fixed or "")
+    results = probe(ensure_env(TORCH_VERSIONS[-1]), {"original": source, "fixed": fixed})["results"]
+    for variant, record in results["original"].items():
+        assert record["ok"] and record["values"]["frozen"] == "False", variant
+        assert results["fixed"][variant]["values"]["frozen"] == "True", variant

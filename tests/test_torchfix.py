@@ -97,6 +97,26 @@ def test_require_grad_typo() -> None:
     assert check(without_torch) == []
 
 
+def test_require_grad_where_the_file_reads_it_and_on_modules() -> None:
+    """A file that reads `require_grad` has an attribute of its own: only an evident tensor or module
+    is a typo there. A module's `requires_grad` is no switch: its fix calls `requires_grad_`."""
+    code = (
+        "import torch\n"
+        "def use(cfg):\n"
+        "    return cfg.require_grad\n"
+        "def set_up(cfg):\n"
+        "    cfg.require_grad = True\n"
+        "x = torch.zeros(3)\n"
+        "x.require_grad = True\n"
+        "model = torch.nn.Linear(2, 2)\n"
+        "model.require_grad = False\n"
+    )
+    assert [d.line for d in check(code)] == [7, 9]
+    fixed = fix(code, unsafe=True)
+    assert "x.requires_grad = True\n" in fixed and "model.requires_grad_(False)\n" in fixed
+    assert "cfg.require_grad = True\n" in fixed
+
+
 def test_zero_grad_set_to_none_is_opt_in() -> None:
     code = "import torch\ndef step(opt):\n    opt.zero_grad(set_to_none=False)\n"
     assert check(code) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchup.analysis.context import Context
+from torchup.analysis.flow import reaching_assignment
 from torchup.analysis.inference import Evidence
 from torchup.analysis.receivers import receiver_evidence
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
@@ -26,9 +27,11 @@ class RequireGradTypo(Rule):
         what="""
         Finds assignments to an attribute `require_grad` (`x.require_grad = True`, also in a
         tuple target, `setattr(x, "require_grad", v)`) in files that import torch. Not reported:
-        a file that also reads `require_grad` (then it is an attribute of the project's own, not
-        a typo), and a receiver that is evidently no tensor or module (a numpy array, a name
-        the file never binds). TorchFix's TOR002, which reported every such assignment.
+        a receiver that is evidently no tensor or module (a numpy array, a name the file never
+        binds), and, in a file that also reads `require_grad` (then it is most likely an
+        attribute of the project's own), any receiver but an evident tensor or module
+        (`torch.zeros(3)`, `torch.nn.Linear(2, 2)`). TorchFix's TOR002 reported every such
+        assignment.
         """,
         why="""
         A tensor's (or parameter's) switch is `requires_grad`; assigning `require_grad` adds a
@@ -37,7 +40,8 @@ class RequireGradTypo(Rule):
         """,
         fix="""
         `x.require_grad = v` -> `x.requires_grad = v`. On a module, `requires_grad` is no
-        switch either: use `module.requires_grad_(v)`, which sets every parameter's.
+        switch either: for a module made in sight (`m = torch.nn.Linear(2, 2)`) the fix is
+        `m.requires_grad_(v)`, which sets every parameter's.
         """,
         fix_safety="""
         Unsafe: it changes what the code computes, which is the point: gradients start (or stop)
@@ -61,6 +65,23 @@ class RequireGradTypo(Rule):
             loss = (w * 2).sum()
             """,
             unsafe=True,
+        ),
+        Example(
+            "freezing a module: its `requires_grad` attribute is no switch either",
+            """
+            import torch
+            model = torch.nn.Linear(2, 2)
+            model.require_grad = False
+            frozen = not any(p.requires_grad for p in model.parameters())
+            """,
+            fixed="""
+            import torch
+            model = torch.nn.Linear(2, 2)
+            model.requires_grad_(False)
+            frozen = not any(p.requires_grad for p in model.parameters())
+            """,
+            unsafe=True,
+            executable=False,  # (the fix changes the result on purpose: tests/test_differential.py runs both)
         ),
         Example(
             "freezing parameters through setattr",
@@ -99,28 +120,44 @@ class RequireGradTypo(Rule):
     )
 
     def check(self, ctx: Context) -> None:
-        if not ctx.resolver.imports_torch or _read_anywhere(ctx):
+        if not ctx.resolver.imports_torch:
             return
+        # A file that reads `require_grad` has an attribute of its own by that name: only a receiver
+        # that is evidently a tensor is a typo there.
+        read = _read_anywhere(ctx)
         for node in ctx.walk():
             for target in _attribute_targets(node):
-                if _not_torch(ctx, target.value):
+                if _not_torch(ctx, target.value) or (read and not _evidently_tensor(ctx, target.value)):
                     continue
-                start, end = ctx.source.node_range(target)
-                name_start = ctx.source.text.rfind(TYPO, start, end)
-                fix = None
-                if name_start >= 0:
-                    edit = Edit(name_start, name_start + len(TYPO), "requires_grad")
-                    fix = Fix("assign `requires_grad`", Applicability.UNSAFE, (edit,))
                 ctx.report(target, "`require_grad` is no attribute torch reads: did you mean `requires_grad`?",
-                           help="assign `requires_grad` (on a module: call `requires_grad_(...)`)", fix=fix)
+                           help="assign `requires_grad` (on a module: call `requires_grad_(...)`)",
+                           fix=_fix(ctx, node, target))
             if _is_setattr(node):
                 assert isinstance(node, ast.Call)
-                if not _not_torch(ctx, node.args[0]):
+                receiver = node.args[0]
+                if not _not_torch(ctx, receiver) and not (read and not _evidently_tensor(ctx, receiver)):
                     edit = Edit(*ctx.source.node_range(node.args[1]), ctx.quote(node.args[1]) + "requires_grad"
                                 + ctx.quote(node.args[1]))
                     ctx.report(node.args[1], "`setattr(x, \"require_grad\", ...)` sets no attribute torch reads: "
                                "did you mean `requires_grad`?", fix=Fix("set `requires_grad`", Applicability.UNSAFE,
                                                                         (edit,)))
+
+
+def _fix(ctx: Context, statement: ast.AST, target: ast.Attribute) -> Fix | None:
+    """`x.requires_grad = v`; on a module made in sight (`torch.nn.Linear(...)`), whose
+    `requires_grad` attribute is no switch either, `x.requires_grad_(v)`."""
+    if _module(ctx, target.value):
+        if not (isinstance(statement, ast.Assign) and statement.targets == [target]):
+            return None  # (a tuple target: no one statement to rewrite)
+        start, end = ctx.source.node_range(statement)
+        call = f"{ctx.segment(target.value)}.requires_grad_({ctx.segment(statement.value)})"
+        return Fix("call `requires_grad_(...)`", Applicability.UNSAFE, (Edit(start, end, call),))
+    start, end = ctx.source.node_range(target)
+    name_start = ctx.source.text.rfind(TYPO, start, end)
+    if name_start < 0:
+        return None
+    edit = Edit(name_start, name_start + len(TYPO), "requires_grad")
+    return Fix("assign `requires_grad`", Applicability.UNSAFE, (edit,))
 
 
 def _attribute_targets(node: ast.AST) -> list[ast.Attribute]:
@@ -158,10 +195,29 @@ def _read_anywhere(ctx: Context) -> bool:
     )
 
 
+def _evidence(ctx: Context, receiver: ast.expr) -> Evidence:
+    probe = ast.Call(func=ast.Attribute(value=receiver, attr=TYPO, ctx=ast.Load()), args=[], keywords=[])
+    return receiver_evidence(ctx, probe)
+
+
 def _not_torch(ctx: Context, receiver: ast.expr) -> bool:
     """Is the receiver evidently something other than a tensor or a module (numpy, unbound)?"""
-    probe = ast.Call(func=ast.Attribute(value=receiver, attr=TYPO, ctx=ast.Load()), args=[], keywords=[])
-    return receiver_evidence(ctx, probe) is Evidence.NOT_TENSOR
+    return _evidence(ctx, receiver) is Evidence.NOT_TENSOR
+
+
+def _evidently_tensor(ctx: Context, receiver: ast.expr) -> bool:
+    return _evidence(ctx, receiver) is Evidence.TENSOR or _module(ctx, receiver)
+
+
+def _module(ctx: Context, receiver: ast.expr) -> bool:
+    """Is the receiver a name whose reaching assignment makes a `torch.nn` module (not a Parameter)?"""
+    if not isinstance(receiver, ast.Name):
+        return False
+    found = ctx.resolver.lookup_name(receiver)
+    binding = reaching_assignment(ctx, receiver, tuple(found.bindings)) if found.bindings else None
+    value = binding.value if binding is not None else None
+    name = ctx.qualified_name(value.func) if isinstance(value, ast.Call) else None
+    return name is not None and name.startswith("torch.nn.") and name.rpartition(".")[2] != "Parameter"
 
 
 RULE = RequireGradTypo()
