@@ -65,8 +65,33 @@ def test_an_unmapped_change_is_named_with_what_to_do() -> None:
     found = TOOL.unmapped(api, TOOL.rules_by_code(), {"reasons": []}, {"items": []})
     assert len(found) == 1 and "torch.nothing_looks_for_this" in found[0]
     assert "add a rule" in found[0] and "coverage_reasons.json" in found[0]
-    reasons = {"reasons": [{"match": "torch.nothing_*", "kinds": ["removed"], "reason": "why"}]}
+    reasons = {"reasons": [{"match": "torch.nothing_looks_for_this", "kinds": ["removed"], "reason": "why"}]}
     assert TOOL.unmapped(api, TOOL.rules_by_code(), reasons, {"items": []}) == []
+
+
+def test_a_pattern_explains_only_the_changes_it_lists() -> None:
+    """A reason whose `match` is a pattern excuses the changes it was written for (`covers`), not
+    the next one the diff finds that happens to fit it: that one is named, with the pattern."""
+    api = {"changes": [
+        {"release": "2.3", "kind": "removed", "name": "torch.nothing_looks_for_this", "evidence": {}},
+        {"release": "2.4", "kind": "removed", "name": "torch.nothing_else_either", "evidence": {}},
+    ]}
+    reasons = {"reasons": [{"match": "torch.nothing_*", "reason": "why",
+                            "covers": ["2.3 removed torch.nothing_looks_for_this"]}]}
+    found = TOOL.unmapped(api, TOOL.rules_by_code(), reasons, {"items": []})
+    assert len(found) == 1 and found[0].startswith("2.4 removed torch.nothing_else_either")
+    assert "`torch.nothing_*`" in found[0] and "covers" in found[0]
+    assert TOOL.stale_covers(api, reasons) == []
+    reasons["reasons"][0]["covers"] += ["2.5 removed torch.gone_from_the_data", "2.3 removed torch.qr"]
+    stale = TOOL.stale_covers(api, reasons)
+    assert len(stale) == 2 and "no change of api_changes.json" in stale[0]
+
+
+def test_every_pattern_reason_says_what_it_covers() -> None:
+    """The committed reasons: each pattern lists the changes it explains, and only real ones."""
+    reasons = TOOL.load_reasons()
+    assert all(entry.get("covers") for entry in reasons["reasons"] if TOOL.is_pattern(entry["match"]))
+    assert TOOL.stale_covers(TOOL.load_api(), reasons) == []
 
 
 def test_a_change_maps_to_the_rule_that_looks_for_its_name() -> None:
