@@ -507,6 +507,17 @@ def test_a_warns_rule_runs_only_where_its_warning_is_new(tmp_path: Path, capsys:
     assert found_codes(out) == expected
 
 
+def test_a_from_version_newer_than_the_target_is_a_usage_error(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    project(tmp_path, {"m.py": SOURCE})
+    status, _, err = run(capsys, "check", "--no-cache", "--from-version", "2.15", "--target-version", "2.14",
+                         str(tmp_path))
+    assert status == 2 and "from-version 2.15 is newer than target-version 2.14" in err
+    status, _, _ = run(capsys, "check", "--no-cache", "--from-version", "2.14", "--target-version", "2.14",
+                       str(tmp_path))
+    assert status == 1  # (the same release: breaks already there are still reported)
+
+
 @pytest.mark.parametrize(("from_version", "expected"), [
     ("2.4", ["TU622", "TU634"]),
     ("2.6", ["TU634"]),  # the import raises on 2.6 as on 2.14: the break stays; the move was already done

@@ -89,6 +89,18 @@ def codes(source: str, select: str = "TU62") -> list[tuple[int, str]]:
         if TORCH_VERSION < (1, 9):
             w = torch.chain_matmul(a, b)
         """,
+        """
+        import torch
+        if torch.__version__.startswith("1."):
+            w = torch.chain_matmul(a, b)
+        """,
+        """
+        import torch
+        if not torch.__version__.startswith(("0.", "1.")):
+            pass
+        else:
+            w = torch.chain_matmul(a, b)
+        """,
     ],
 )
 def test_old_torch_only_code_is_not_reported(source: str) -> None:
@@ -117,6 +129,15 @@ def test_old_torch_only_code_is_not_reported(source: str) -> None:
                 from functorch import vmap
             """,
             [(4, "TU620")],
+        ),
+        # a "2.1" prefix matches 2.13 too: not old-only
+        (
+            """
+            import torch
+            if torch.__version__.startswith("2.1"):
+                w = torch.chain_matmul(a, b)
+            """,
+            [(3, "TU624")],
         ),
         # the new branch of a version test, and code after it, are reported
         (

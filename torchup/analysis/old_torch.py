@@ -189,6 +189,8 @@ def _old_branch(test: ast.expr, segment: Segment) -> str | None:
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" and test.args:
         # `if hasattr(torch, "compile"):` new torch has it; the else branch is for old ones.
         return "orelse" if "torch" in segment(test.args[0]) else None
+    if _starts_with_an_old_major(test, segment):
+        return "body"  # `if torch.__version__.startswith("1."):` (a "2.1" prefix would match 2.13 too)
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name | ast.Attribute):
         test = test.func  # `torch_version_geq(1, 13)`: the helper's name says which way
     if isinstance(test, ast.Name | ast.Attribute):
@@ -213,3 +215,14 @@ def _old_branch(test: ast.expr, segment: Segment) -> str | None:
         if isinstance(op, ast.Gt | ast.GtE):
             return "orelse" if version_left else "body"
     return None
+
+
+def _starts_with_an_old_major(test: ast.expr, segment: Segment) -> bool:
+    """`torch.__version__.startswith("1.")` (or a tuple of such prefixes): true only before torch 2."""
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith"
+            and len(test.args) == 1 and _TORCH_VERSION.search(segment(test.func.value))):
+        return False
+    argument = test.args[0]
+    prefixes = argument.elts if isinstance(argument, ast.Tuple) else [argument]
+    return all(isinstance(p, ast.Constant) and isinstance(p.value, str) and p.value.startswith(("0.", "1."))
+               for p in prefixes)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from torchup.analysis.rule import release_tuple
 from torchup.check.checker import Checker, applies_to_release
 from torchup.cli.progress import Progress
 from torchup.core import torchfix
@@ -66,6 +67,15 @@ def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None 
         settings = provider.settings(args.paths[0] if args.paths else ".")
     except ConfigError as exc:
         sys.stderr.write(f"torchup: error: {exc}\n")
+        return EXIT_ERROR
+    if settings.from_version and settings.target_version and (
+        release_tuple(settings.from_version) > release_tuple(settings.target_version)
+    ):
+        sys.stderr.write(
+            f"torchup: error: from-version {settings.from_version} is newer than target-version "
+            f"{settings.target_version}: torchup checks an upgrade, from the release the code runs on to a newer "
+            f"one; give a target of {settings.from_version} or later (--target-version)\n"
+        )
         return EXIT_ERROR
     if args.show_settings:  # (with the from-version of the first path, and where it was found)
         sys.stdout.write(settings.describe(provider.from_version(args.paths[0] if args.paths else ".")))

@@ -197,7 +197,8 @@ class CheckpointUseReentrant(Rule):
                 ctx.report(
                     use.node,
                     f"`{short}` passed on: calls made through it without `use_reentrant=` warn (the default None "
-                    "means True, with a warning that it must be passed explicitly)",
+                    "means True, with a warning that it must be passed explicitly; it says 2.9 would raise, but the "
+                    "wheels up to 2.15 still only warn)",
                     help=f"wrap it as `functools.partial({short}, use_reentrant=True)` (the current default); " + HELP,
                 )
                 continue
@@ -210,7 +211,8 @@ class CheckpointUseReentrant(Rule):
             ctx.report(
                 use.node,
                 f"`{short}`{through} without `use_reentrant=` warns that it must be passed explicitly "
-                "(the default None means True)",
+                "(the default None means True); the warning says 2.9 would raise, but the wheels up to 2.15 "
+                "still only warn",
                 help=HELP,
                 fix=fix,
             )
