@@ -455,6 +455,23 @@ def test_show_settings_of_a_file_in_a_subproject(tmp_path: Path, monkeypatch: py
         f'from-version = "2.5" ({Path("sub", "requirements.txt")}:1 `torch>=2.5`)'
 
 
+def test_show_settings_of_a_directory_names_the_projects_below_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Each file is checked with its nearest project's from-version: a directory's settings say
+    which projects below it decide otherwise (and not those that agree, nor hidden directories)."""
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"old/requirements.txt": "torch==2.3.*\n", "old/m.py": "", "new/pyproject.toml":
+                       '[project]\nname = "n"\ndependencies = ["torch>=2.5"]\n', "new/m.py": "",
+                       "same/setup.cfg": "[metadata]\nname = s\n", ".hidden/requirements.txt": "torch==2.1.*\n"})
+    out = run(capsys, "check", "--show-settings", ".")[1]
+    below = [line.strip() for line in out.splitlines() if line.startswith("  ")]
+    assert below == [
+        f'new: from-version = "2.5" ({Path("new", "pyproject.toml")}:3 `torch>=2.5`)',
+        f'old: from-version = "2.3" ({Path("old", "requirements.txt")}:1 `torch==2.3.*`)',
+    ]
+    assert "projects below" not in run(capsys, "check", "--show-settings", "--from-version", "2.4", ".")[1]
+
+
 @pytest.mark.parametrize(("value", "message"), [('"3.1"', "'3.1'"), ("2.4", "2.4"), ('"2.16"', "'2.16'")])
 def test_a_bad_from_version_in_the_configuration_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                          value: str, message: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from torchup.run.runner import RunOptions, RunResult, run
 from torchup.settings.config import KNOWN_RELEASES, ConfigError, Settings
 from torchup.settings.provider import SettingsProvider
 from torchup.settings.selection import split_codes
+from torchup.settings.torch_requirement import PROJECT_FILES
 
 if TYPE_CHECKING:
     from torchup.core.diagnostics import Diagnostic
@@ -78,7 +80,10 @@ def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None 
         )
         return EXIT_ERROR
     if args.show_settings:  # (with the from-version of the first path, and where it was found)
-        sys.stdout.write(settings.describe(provider.from_version(args.paths[0] if args.paths else ".")))
+        first = args.paths[0] if args.paths else "."
+        sys.stdout.write(settings.describe(provider.from_version(first)))
+        if Path(first).is_dir():
+            sys.stdout.write(_projects_below(provider, first))
         return EXIT_CLEAN
     # TorchFix's codes stand for torchup's: say which (torchup.core.torchfix), and where they came from.
     for line in settings.notes:
@@ -250,6 +255,28 @@ def _new_dependencies(fixed: list[Diagnostic], *, diff: bool) -> list[str]:
         lines.append(f"{len(found)} fix{'es' * (len(found) != 1)} {added} `{statement}`: {_PACKAGE} {now} a "
                      f"run-time dependency of {', '.join(files[:5])}{more}.")
     return lines
+
+
+_SHOWN_PROJECTS = 20
+
+
+def _projects_below(provider: SettingsProvider, root: str) -> str:
+    """For ``--show-settings`` of a directory: the from-version of each project below it whose own
+    files decide it differently (each file is checked with its nearest project's from-version)."""
+    here = provider.from_version(root)
+    lines = []
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories[:] = sorted(d for d in subdirectories if not d.startswith(".") and d not in DEFAULT_EXCLUDE)
+        if directory == root or not any(f in PROJECT_FILES or f.startswith("requirements") for f in files):
+            continue
+        found = provider.from_version(directory)
+        if found != here:
+            lines.append(f"  {os.path.relpath(directory, root)}: from-version = \"{found.release}\" ({found.source})")
+    if not lines:
+        return ""
+    more = f"\n  ... and {len(lines) - _SHOWN_PROJECTS} more" if len(lines) > _SHOWN_PROJECTS else ""
+    return ("# projects below it, whose files are checked with their own from-version:\n"
+            + "\n".join(lines[:_SHOWN_PROJECTS]) + more + "\n")
 
 
 def show_rule(code: str) -> int:

@@ -417,8 +417,8 @@ def _display(path: str) -> str:
 
 # -- the nearest project, per directory ------------------------------------------------------------
 
-_PROJECT_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
-_RELEVANT = frozenset({*_PROJECT_FILES, ".git"})  # (and `requirements*`: torchup.run.replay.project_names agrees)
+PROJECT_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
+_RELEVANT = frozenset({*PROJECT_FILES, ".git"})  # (and `requirements*`: torchup.run.replay.project_names agrees)
 
 
 @dataclass
@@ -476,7 +476,7 @@ class Detector:
         found: list[TorchRequirement] = []
         readers = {"pyproject.toml": _pyproject, "setup.cfg": _setup_cfg, "setup.py": _setup_py,
                    "environment.yml": _environment, "environment.yaml": _environment}
-        for name in _PROJECT_FILES:
+        for name in PROJECT_FILES:
             if name in names:
                 path = os.path.join(directory, name)
                 text = self._text(path)
