@@ -7,8 +7,10 @@ import functorch
 import torch
 import torch.nn.functional as F
 from torch._six import inf
+from torch.ao.quantization import convert, get_default_qconfig, prepare
 from torch.cuda.amp import GradScaler, autocast
 from torch.distributed._tensor import DTensor, Shard
+from torch.distributed._tensor.redistribute import Redistribute
 from torch.utils import _pytree as pytree
 from torch.utils.checkpoint import checkpoint
 
@@ -79,6 +81,18 @@ def solve_normal_equations(a, b):
 
 def is_sharded(t):
     return isinstance(t, DTensor) and any(isinstance(p, Shard) for p in t.placements)
+
+
+def reshard(t, mesh, placements):
+    return Redistribute.apply(t, mesh, placements)
+
+
+def quantize_for_serving(model, calibration_batches):
+    model.qconfig = get_default_qconfig("x86")
+    prepared = prepare(model.eval())
+    for batch in calibration_batches:
+        prepared(batch)
+    return convert(prepared)
 
 
 def sync_shards(out, shard, grads, grad_shard):
