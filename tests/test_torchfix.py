@@ -231,6 +231,7 @@ def test_flake8_per_file_ignores_and_codes_without_a_rule(
     _, found, err = run(capsys, tmp_path)
     assert (5, "TU701") not in found and (8, "TU601") in found  # TOR002 ignored for m.py only
     assert "TOR2 in [flake8]: torchup has no rule for it yet" in err
+    assert "TorchFix's TOR002 is torchup's TU701" in err and "TorchFix's TOR102 is torchup's TU601" in err
 
 
 def test_a_flake8_section_without_torchfix_codes_is_no_torchup_configuration(

@@ -88,7 +88,9 @@ def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None 
     # TorchFix's codes stand for torchup's: say which (torchup.core.torchfix), and where they came from.
     for line in settings.notes:
         sys.stderr.write(f"torchup: note: {line}\n")
-    for line in torchfix.notes([*(settings.select or ()), *settings.extend_select, *settings.ignore]):
+    ignored_per_file = [code for _, codes in settings.per_file_ignores for code in codes]
+    selectors = [*(settings.select or ()), *settings.extend_select, *settings.ignore, *ignored_per_file]
+    for line in torchfix.notes(list(dict.fromkeys(selectors))):
         sys.stderr.write(f"torchup: note: {line}\n")
     checker = Checker([], prefilter=not args.no_prefilter, settings_for=provider)
     if args.paths == ["-"]:
