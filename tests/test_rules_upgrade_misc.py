@@ -11,6 +11,7 @@ case is run to show the difference it warns of.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import textwrap
 from pathlib import Path
@@ -241,6 +242,46 @@ def test_tu608_unsafe_fix_changes_the_verdict_on_complex_input() -> None:
     before, after = run("2.13.0", original), run("2.14.1", rewritten)
     assert before["complex128"] == "AssertionError" and after["complex128"] == "ok"
     assert before["float64"] == after["float64"] == "ok"
+
+
+def test_tu608_a_number_or_list_expected_becomes_a_tensor() -> None:
+    """assert_allclose made a tensor of a non-tensor `expected`; assert_close raises TypeError on one."""
+    source = """
+        from torch.testing import assert_allclose
+        assert_allclose(f(), -1)
+        assert_allclose(g(), [1.0, 2.5], rtol=0, atol=0)
+        assert_allclose(h(), expected)
+        """
+    assert fixed("TU608", source, unsafe=True) == textwrap.dedent("""
+        import torch
+        from torch.testing import assert_close
+        assert_close(f(), torch.tensor(-1), equal_nan=True, check_dtype=False)
+        assert_close(g(), torch.tensor([1.0, 2.5]), rtol=0, atol=0, equal_nan=True, check_dtype=False)
+        assert_close(h(), expected, equal_nan=True, check_dtype=False)
+        """)
+
+
+@pytest.mark.differential
+def test_tu608_fix_with_a_number_expected_gives_the_same_verdict() -> None:
+    """Run: the original on 2.13.0, the fix on 2.14.1 with FutureWarning an error (none is left)."""
+    cases = {
+        "equal": "import torch\nfrom torch.testing import assert_allclose\nassert_allclose(torch.tensor(2.0), 2.0)\n",
+        "list": "import torch\nx = torch.tensor([1.0, 2.0])\ntorch.testing.assert_allclose(x, [1.0, 2.0])\n",
+        "differs": "import torch\nfrom torch.testing import assert_allclose\nassert_allclose(torch.tensor(2.0), 3)\n",
+    }
+
+    def verdict(version: str, source: str) -> str:
+        completed = subprocess.run([str(ensure_env(version)), "-W", "error::FutureWarning", "-c", source],
+                                   capture_output=True, text=True, check=False, timeout=300)
+        raised = re.search(r"^(\w+(?:Error|Warning))\b", completed.stderr, re.MULTILINE)
+        return "ok" if completed.returncode == 0 else raised.group(1) if raised else completed.stderr[-300:]
+
+    for name, source in cases.items():
+        rewritten = fixed("TU608", source, unsafe=True)
+        assert "torch.tensor(" in rewritten, name
+        original = verdict("2.13.0", source.replace("import torch\n", "import torch, warnings\n"
+                                                    "warnings.simplefilter('ignore')\n", 1))
+        assert original == verdict("2.14.1", rewritten) == ("AssertionError" if name == "differs" else "ok"), name
 
 
 # -- TU609 LR schedulers' verbose ------------------------------------------------------------------------

@@ -78,7 +78,9 @@ class AssertAllcloseDeprecated(Rule):
         `check_dtype=False` (what assert_allclose passed) are added; an empty `msg` becomes
         `msg=None` and an expression `m` becomes `m or None`, as the wrapper passed it.
         `check_device=True` and `check_stride=False`, which it also passed, are `assert_close`'s
-        defaults. A call with `*args` or `**kwargs` is reported without a fix.
+        defaults. An `expected` written as a number or a list of numbers becomes `torch.tensor(...)`,
+        as the wrapper made it (`assert_close` raises TypeError on a number). A call with `*args` or
+        `**kwargs` is reported without a fix.
         """,
         fix_safety=f"""
         Safe when the call gives a tolerance as a number (`rtol=1e-4, atol=1e-6`) and both inputs
@@ -88,7 +90,8 @@ class AssertAllcloseDeprecated(Rule):
         float64 1e-7 / 1e-7), so a comparison that passed may fail: pass tolerances explicitly
         if you rely on them. And `assert_allclose` converted inputs that are not tensors with
         `torch.tensor(...)` (the expected value to the actual one's dtype), where `assert_close`
-        compares a tensor with a list, number or NumPy array only by raising TypeError.
+        compares a tensor with a list, number or NumPy array only by raising TypeError: the fix
+        wraps a written number or list, not a name or expression of unknown type.
         """,
         wheels_vs_notes="""
         The warning says "deprecated since 1.12 and will be removed in a future release" (1.12.0's
@@ -226,6 +229,14 @@ class AssertAllcloseDeprecated(Rule):
         if append is None:
             return None
         edits.append(append)
+        imports = tuple(renamed.imports)
+        expected = bound.arguments["expected"].value
+        if _literal(expected):  # (assert_allclose made it a tensor; assert_close raises TypeError on a number)
+            torch = ctx.module_reference("torch", call)
+            if torch is None:
+                return None
+            edits.append(Edits(ctx.source).replace(expected, f"{torch[0]}.tensor({ctx.segment(expected)})"))
+            imports += torch[1]
         tolerance = _number(bound.arguments["rtol"].value if "rtol" in bound.arguments else None) or \
             _number(bound.arguments["atol"].value if "atol" in bound.arguments else None)
         tensors = all(tensor_evidence(ctx, bound.arguments[name].value) is Evidence.TENSOR
@@ -236,9 +247,19 @@ class AssertAllcloseDeprecated(Rule):
             else "call `assert_close` (its default tolerances are tighter, and it does not convert non-tensors)",
             Applicability.SAFE if safe else Applicability.UNSAFE,
             tuple(edits),
-            renamed.imports,
+            imports,
             renamed.released_names,
         )
+
+
+def _literal(node: ast.expr) -> bool:
+    """A number, or a list or tuple of them (`1.0`, `-2`, `[1.0, 2.0]`): what assert_allclose
+    turned into a tensor of the actual value's dtype and assert_close refuses to compare."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        node = node.operand
+    if isinstance(node, ast.List | ast.Tuple):
+        return bool(node.elts) and all(_literal(element) for element in node.elts)
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, complex)
 
 
 RULE = AssertAllcloseDeprecated()
