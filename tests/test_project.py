@@ -291,3 +291,20 @@ def test_a_loop_that_may_rebind_to_something_else_stays_unknown() -> None:
     code = "import torch\ndef f(items):\n    m = torch.eye(3)\n    for item in items:\n        m = m.cholesky()\n        m = item\n"
     (finding,) = check(code, ["TU102"])
     assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+
+
+def test_the_methods_a_file_defines_read_from_greps_lines() -> None:
+    """A `def word` line spells the word, so grep's lines of a file (``lines``) settle one that
+    defines none of the methods without a search of the rest; the answer is the whole text's."""
+    from torchup.analysis.project import defined_methods_in_text
+
+    text = b"class Lazy:\n    '''cholesky'''\n    def cholesky(self):\n        pass\n\nx.cholesky()\n"
+    words = frozenset({"cholesky"})
+    starts = [0, *(i + 1 for i, byte in enumerate(text) if byte == 10)]
+    lines = tuple((n, s) for n, s in enumerate(starts, 1) if b"cholesky" in text[s:text.find(b"\n", s)])
+    assert [n for n, _ in lines] == [2, 3, 6]  # (what grep prints: the lines that spell the word)
+    whole = defined_methods_in_text(text, words, "m.py")
+    assert [(d.method, d.owner, d.line) for d in whole] == [("cholesky", "Lazy", 3)]
+    assert defined_methods_in_text(text, words, "m.py", lines) == whole
+    assert defined_methods_in_text(text, words, "m.py", tuple(line for line in lines if line[0] != 3)) == []
+    assert defined_methods_in_text(text, words, "m.py", ((1, 5),)) == whole  # (not a line's start: the text)

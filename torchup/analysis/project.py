@@ -62,11 +62,22 @@ def defined_methods(
     return found
 
 
-def defined_methods_in_text(content: str | bytes, words: frozenset[str], path: str) -> list[MethodDefinition]:
+def defined_methods_in_text(
+    content: str | bytes, words: frozenset[str], path: str, lines: tuple[tuple[int, int], ...] | None = None
+) -> list[MethodDefinition]:
     """``defined_methods`` of a file the pre-filter does not parse (its only use of a method word
     is a `def`, which is no reference): read off the text (or its UTF-8 bytes), each indented
-    `def word` owned by the nearest `class` line above it that is indented less."""
-    if not words or _defines_one_of(words, type(content)).search(content) is None:  # type: ignore[arg-type]
+    `def word` owned by the nearest `class` line above it that is indented less. ``lines``: where
+    each line of the bytes that spells one of ``words`` starts (grep's, as (number, offset)), when
+    known: a `def word` line is one of them, so a file none of whose lines holds one is settled
+    without reading the rest (transformers: 1,469 such files, 36 MB, 3% of a cold run)."""
+    if not words:
+        return []
+    pattern = _defines_one_of(words, type(content))
+    if lines is not None and isinstance(content, bytes) and all(_starts_a_line(content, at) for _, at in lines):
+        if not any(pattern.search(content, start, _line_end(content, start)) for _, start in lines):
+            return []
+    elif pattern.search(content) is None:  # type: ignore[arg-type]
         return []  # (most files: one search of the bytes, no loop)
     text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
     found = []
@@ -83,6 +94,16 @@ def defined_methods_in_text(content: str | bytes, words: frozenset[str], path: s
         elif classes and match["name"] in words and classes[-1][0] < indent:
             found.append(MethodDefinition(match["name"], classes[-1][1], path, number))
     return found
+
+
+def _starts_a_line(content: bytes, start: int) -> bool:
+    """(grep's offsets are the file's as it read it: one that is not a line's start says it changed)"""
+    return start <= len(content) and (start == 0 or content[start - 1] == 10)  # (10: `\n`)
+
+
+def _line_end(content: bytes, start: int) -> int:
+    end = content.find(b"\n", start)
+    return len(content) if end < 0 else end
 
 
 @functools.cache

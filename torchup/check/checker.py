@@ -412,10 +412,13 @@ class Checker:
         present = _without_rules(focus.present, rules, [rule for rule in asked if not rule.may_report(kept)])
         return present if present != focus.present else None
 
-    def methods_in_text(self, text: str | bytes, path: str) -> list[MethodDefinition]:
+    def methods_in_text(
+        self, text: str | bytes, path: str, lines: tuple[tuple[int, int], ...] | None = None
+    ) -> list[MethodDefinition]:
         """The methods rules look for on receivers that a file the pre-filter did not parse defines
-        (torchup.analysis.project: a class of the project's explains a receiver's call)."""
-        return defined_methods_in_text(text, self._method_words(self.rules_for(path)), path)
+        (torchup.analysis.project: a class of the project's explains a receiver's call); ``lines``:
+        grep's lines of the file's bytes, when it ran (``prescan``'s)."""
+        return defined_methods_in_text(text, self._method_words(self.rules_for(path)), path, lines)
 
     def _words(self, rules: list[Rule]) -> frozenset[str]:
         return frozenset(word for rule in rules for word in rule.triggers)

@@ -503,7 +503,7 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
         result.files_not_parsed += 1
         result.unparsed.add(path)
         if prescan is not None:
-            result.methods.extend(checker.methods_in_text(raw, path))
+            result.methods.extend(checker.methods_in_text(raw, path, hint))
         return
     try:
         source = SourceFile.from_bytes(path, raw)
