@@ -66,6 +66,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "functorch": ("TU620",),
     "six": ("TU621",),
     "dtensor": ("TU622", "TU634"),
+    "quantization": ("TU635",),
     "pytree": ("TU623",),
     "old-linalg": ("TU624", "TU625", "TU626", "TU627", "TU628"),
     "torchscript": ("TU173",),
