@@ -51,6 +51,7 @@ RULE_MODULES = (
     "tu610_upsample",
     "tu611_autocast_dtype_getters",
     "tu620_catalogue",
+    "tu625_torch_range",
     "tu701_require_grad_typo",
     "tu702_zero_grad_set_to_none",
     "tu703_dataloader_workers",

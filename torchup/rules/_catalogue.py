@@ -14,6 +14,9 @@ What an entry can say of an old name:
   absent, ``{*name}`` is a star parameter's arguments joined with commas.
 - ``gone``: ``old = "what to do instead"``: reported, no automatic fix.
 - ``modules``: ``old_module = "new_module"`` (or ``""`` for none): imports of the module.
+- ``rule_module``: the registry module whose class makes the entry's rule (``rule_for`` with a
+  subclass of ``CatalogueRule``), for a fix that needs judgement beyond a template: the entry keeps
+  its facts, docs and examples; the module adds the fix.
 """
 
 from __future__ import annotations
@@ -133,6 +136,7 @@ class Entry:
     gone: dict[str, str] = field(default_factory=dict)
     modules: dict[str, str] = field(default_factory=dict)
     examples: tuple[Example, ...] = ()
+    rule_module: str | None = None
 
     @property
     def names(self) -> frozenset[str]:
@@ -176,6 +180,7 @@ def _entry(raw: dict[str, Any]) -> Entry:
         gone=dict(raw.get("gone", {})),
         modules=dict(raw.get("modules", {})),
         examples=examples,
+        rule_module=raw.get("rule_module"),
     )
 
 
@@ -364,38 +369,48 @@ def _words(entry: Entry) -> LooksFor:
 
 
 def build_rules() -> tuple[Rule, ...]:
-    """One rule class per entry, made as a rule author would write it by hand."""
-    rules = []
-    for entry in load_entries():
+    """One rule per entry, but those a hand-written module makes (``rule_module``)."""
+    return tuple(rule_for(entry) for entry in load_entries() if entry.rule_module is None)
+
+
+def entry_by_code(code: str) -> Entry:
+    return next(entry for entry in load_entries() if entry.code == code)
+
+
+def rule_for(
+    entry: Entry, base: type[CatalogueRule] | None = None, availability: FixAvailability | None = None
+) -> Rule:
+    """The rule of one entry, its class made as a rule author would write it by hand; ``base``: a
+    subclass that adds to it (a fix), with the ``availability`` of that fix."""
+    if availability is None:
         fixable = bool(entry.moves or entry.calls)
         availability = (
             FixAvailability.NONE if not fixable
             else FixAvailability.UNSAFE if entry.unsafe
             else FixAvailability.SAFE if not entry.gone and not entry.modules else FixAvailability.SOMETIMES
         )
-        namespace = {
-            "code": entry.code,
-            "name": entry.name,
-            "summary": entry.summary,
-            "since": entry.since,
-            "until": entry.until,
-            "change": entry.change,
-            "enabled_by_default": entry.enabled,
-            "severity": Severity.WARNING if entry.change is Change.WARNS else Severity.ERROR,
-            "fix_availability": availability,
-            "looks_for": _words(entry),
-            "renames": dict(sorted({**entry.moves, **{old: t.call for old, t in entry.calls.items()}}.items())),
-            "docs": RuleDocs(
-                what=entry.what,
-                why=f"{entry.why}\n\nEvidence: {entry.evidence}",
-                fix=entry.fix,
-                fix_safety=entry.fix_safety,
-                wheels_vs_notes=entry.notes,
-            ),
-            "examples": entry.examples,
-            "entry": entry,
-            "__module__": __name__,
-        }
-        cls = type(f"Catalogue{entry.code}", (CatalogueRule,), namespace)
-        rules.append(cls())
-    return tuple(rules)
+    namespace = {
+        "code": entry.code,
+        "name": entry.name,
+        "summary": entry.summary,
+        "since": entry.since,
+        "until": entry.until,
+        "change": entry.change,
+        "enabled_by_default": entry.enabled,
+        "severity": Severity.WARNING if entry.change is Change.WARNS else Severity.ERROR,
+        "fix_availability": availability,
+        "looks_for": _words(entry),
+        "renames": dict(sorted({**entry.moves, **{old: t.call for old, t in entry.calls.items()}}.items())),
+        "docs": RuleDocs(
+            what=entry.what,
+            why=f"{entry.why}\n\nEvidence: {entry.evidence}",
+            fix=entry.fix,
+            fix_safety=entry.fix_safety,
+            wheels_vs_notes=entry.notes,
+        ),
+        "examples": entry.examples,
+        "entry": entry,
+        "__module__": (base or CatalogueRule).__module__,
+    }
+    cls = type(f"Catalogue{entry.code}", (base or CatalogueRule,), namespace)
+    return cls()
