@@ -59,8 +59,10 @@ def test_an_argument_the_template_has_no_place_for_means_no_rewrite() -> None:
 
 def test_star_parameters_and_their_minimum() -> None:
     source = "import torch\ny = torch.chain_matmul(A)\nz = torch.chain_matmul(A, B, out=C)\n"
-    assert fix(source, select=["TU624"]) == source  # one matrix, or out=: reported, not rewritten
+    # one matrix: reported, not rewritten; a keyword-only parameter after the star one is kept
+    assert fix(source, select=["TU624"]) == source.replace("chain_matmul(A, B, out=C)", "linalg.multi_dot([A, B], out=C)")
     assert lines(source, "TU624") == [2, 3]
+    assert fix("import torch\nz = torch.chain_matmul(A, B, C, dim=0)\n", select=["TU624"]).count("chain_matmul") == 1
 
 
 def test_a_from_import_mixing_a_move_and_a_name_without_twin_is_not_rewritten() -> None:

@@ -10,8 +10,9 @@ What an entry can say of an old name:
   its names move to one module, and then the uses need no edit.
 - ``calls``: ``old = {params = [...], call = "new", args = "{b}, {A}"}``: a call whose arguments
   bind to the old signature becomes ``new(args)``; ``{name}`` is the text of that argument,
-  ``{name?}`` with the text before it (``", upper={upper?}"``) is left out when the argument is
-  absent, ``{*name}`` is a star parameter's arguments joined with commas.
+  ``{name?}`` with the text before it from its comma (``", upper={upper?}"``) is left out when the
+  argument is absent, ``{*name}`` is a star parameter's arguments joined with commas (the
+  parameters after it are keyword-only).
 - ``gone``: ``old = "what to do instead"``: reported, no automatic fix.
 - ``modules``: ``old_module = "new_module"`` (or ``""`` for none): imports of the module.
 - ``rule_module``: the registry module whose class makes the entry's rule (``rule_for`` with a
@@ -55,7 +56,7 @@ _FROM_MODULE = re.compile(r"from\s+(?P<module>[\w.]+)\s+import\b")
 class CallTemplate:
     """How a call of an old function is written with the new one."""
 
-    params: tuple[str, ...]  # the old signature's parameters in order; `*name` collects the rest
+    params: tuple[str, ...]  # the old signature's parameters in order; `*name` collects the rest, after it keyword-only
     call: str  # the new function's qualified name
     args: str  # the new arguments, with placeholders
     min_star: int = 0  # fewer arguments than this for the star parameter: no rewrite
@@ -85,6 +86,8 @@ class CallTemplate:
                 out.append(match["before"] + texts[0])
             elif not match["optional"]:
                 return None
+            else:  # (left out from the comma that starts it: `[{*matrices}], out={out?}` keeps the `]`)
+                out.append(match["before"].partition(",")[0])
         out.append(self.args[position:])
         if set(arguments) - used:
             return None  # an argument the template has no place for: not this rewrite
@@ -92,8 +95,10 @@ class CallTemplate:
 
     def bind(self, call: ast.Call, segment: Any) -> dict[str, list[str]] | None:
         """Argument texts by old parameter name; None for ``*args``/``**kwargs`` or a mismatch."""
-        positional = [p for p in self.params if not p.startswith("*")]
-        star = next((p[1:] for p in self.params if p.startswith("*")), None)
+        star_at = next((i for i, p in enumerate(self.params) if p.startswith("*")), len(self.params))
+        positional = list(self.params[:star_at])
+        keyword_only = list(self.params[star_at + 1:])
+        star = self.params[star_at][1:] if star_at < len(self.params) else None
         bound: dict[str, list[str]] = {}
         if self.reorders and not all(_is_plain(arg) for arg in [*call.args, *(k.value for k in call.keywords)]):
             return None  # evaluated in another order: only values without side effects
@@ -107,7 +112,7 @@ class CallTemplate:
             else:
                 return None
         for keyword in call.keywords:
-            if keyword.arg is None or keyword.arg not in positional or keyword.arg in bound:
+            if keyword.arg is None or keyword.arg not in (*positional, *keyword_only) or keyword.arg in bound:
                 return None
             bound[keyword.arg] = [segment(keyword.value)]
         return bound
