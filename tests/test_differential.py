@@ -144,3 +144,19 @@ def test_the_require_grad_fix_does_what_the_typo_meant() -> None:
     for variant, record in results["original"].items():
         assert record["ok"] and record["values"]["frozen"] == "False", variant
         assert results["fixed"][variant]["values"]["frozen"] == "True", variant
+
+
+def test_a_state_dict_loads_the_same_with_weights_only() -> None:
+    """TU601's fix where the loaded object goes to `load_state_dict`: `weights_only=True`, which
+    loads a state dict of tensors as the original did, on both releases CI has."""
+    example = next(e for e in rule_by_code("TU601").examples if "load_state_dict" in e.title)  # type: ignore[union-attr]
+    source = textwrap.dedent(example.source)
+    fixed = fix(source, unsafe=True, select=["TU601"])
+    assert fixed == textwrap.dedent(example.fixed or "") and "weights_only=True" in fixed
+    runs = {version: probe(ensure_env(version), {"original": source, "fixed": fixed})["results"]
+            for version in TORCH_VERSIONS}
+    reference = runs[TORCH_VERSIONS[0]]["original"]
+    for version, results in runs.items():
+        for case in ("original", "fixed"):
+            assert all(record["ok"] for record in results[case].values()), (version, case)
+            assert_same_results(f"TU601-{version}-{case}", reference, results[case])

@@ -264,3 +264,12 @@ def test_tu604_checkpoint_handed_to_checkpoint_wrapper_is_not_reported() -> None
         "apply = map(checkpoint, fns)\n"
     )
     assert [d.line for d in check(source, select=["TU604"])] == [4]
+
+
+def test_tu601_fix_into_load_state_dict_keeps_weights_only() -> None:
+    """Handed straight to `load_state_dict`, the file holds a state dict of tensors: the unsafe fix
+    says `weights_only=True` (2.6's default) instead of giving its safety up."""
+    source = "import torch\nm.load_state_dict(torch.load(p), strict=False)\nstate = torch.load(p)\nm.load_state_dict(state)\n"
+    fixed = fix(source, unsafe=True, select=["TU601"])
+    assert "m.load_state_dict(torch.load(p, weights_only=True), strict=False)" in fixed
+    assert "state = torch.load(p, weights_only=False)" in fixed  # (what the name holds is not followed)

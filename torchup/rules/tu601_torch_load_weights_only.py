@@ -248,8 +248,11 @@ class TorchLoadWeightsOnly(Rule):
         The better fix, where you can: keep `weights_only=True` and allowlist the classes the file
         holds with `torch.serialization.add_safe_globals([MyConfig])` (or the
         `torch.serialization.safe_globals([...])` context manager), or pass `weights_only=True`
-        where the file holds only tensors, which also silences this rule. torchup does not offer
-        `weights_only=True` itself: whether a file holds only tensors is not visible in the code.
+        where the file holds only tensors, which also silences this rule. torchup offers
+        `weights_only=True` itself only where the code shows what the file holds: the loaded
+        object goes straight to `load_state_dict(...)`, which takes a state dict of tensors
+        (`model.load_state_dict(torch.load(path, weights_only=True))`, the same on 2.6 and later,
+        and safe on older releases too); elsewhere what a file holds is not visible in the code.
         """,
         fix_safety="""
         Unsafe: `weights_only=False` unpickles with the full `pickle` module, which can run
@@ -327,6 +330,35 @@ class TorchLoadWeightsOnly(Rule):
             versions=("2.5", "2.14"),
         ),
         Example(
+            "a state dict handed to load_state_dict: weights_only=True says what it holds",
+            """
+            import io
+            import torch
+
+            buffer = io.BytesIO()
+            torch.save({"weight": A.detach().clone()}, buffer)
+            buffer.seek(0)
+            module = torch.nn.Module()
+            module.register_buffer("weight", torch.empty_like(A.detach()))
+            module.load_state_dict(torch.load(buffer))
+            weight = module.weight
+            """,
+            fixed="""
+            import io
+            import torch
+
+            buffer = io.BytesIO()
+            torch.save({"weight": A.detach().clone()}, buffer)
+            buffer.seek(0)
+            module = torch.nn.Module()
+            module.register_buffer("weight", torch.empty_like(A.detach()))
+            module.load_state_dict(torch.load(buffer, weights_only=True))
+            weight = module.weight
+            """,
+            unsafe=True,
+            executable=False,  # (no change to show on 2.14: tests/test_differential.py runs it on both releases)
+        ),
+        Example(
             "passed on: reported, no fix",
             """
             import torch
@@ -399,9 +431,14 @@ class TorchLoadWeightsOnly(Rule):
                 continue
             if given(use.call, PARAMETERS, use.skip, none_is_default=True) is not Given.NO:
                 continue
-            fix = keyword_fix(ctx, use.call, "weights_only", "False",
-                              "pass `weights_only=False` (torch 2.5's default; unsafe for untrusted files)",
-                              Applicability.UNSAFE)
+            if _loads_a_state_dict(ctx, use.call):
+                fix = keyword_fix(ctx, use.call, "weights_only", "True",
+                                  "pass `weights_only=True` (2.6's default: a state dict of tensors loads the same)",
+                                  Applicability.UNSAFE)
+            else:
+                fix = keyword_fix(ctx, use.call, "weights_only", "False",
+                                  "pass `weights_only=False` (torch 2.5's default; unsafe for untrusted files)",
+                                  Applicability.UNSAFE)
             through = " through `functools.partial`" if use.skip else ""
             ctx.report(
                 use.node,
@@ -411,6 +448,14 @@ class TorchLoadWeightsOnly(Rule):
                 help=HELP,
                 fix=fix,
             )
+
+
+def _loads_a_state_dict(ctx: Context, call: ast.Call) -> bool:
+    """Is the loaded object handed straight to a `load_state_dict(...)` (`model.load_state_dict(
+    torch.load(path))`)? A state dict of tensors is what `weights_only=True` loads; saying so keeps
+    the new default's safety on every release, where `weights_only=False` would give it up."""
+    outer = next((c for c in ctx.resolver.calls if any(arg is call for arg in c.args)), None)
+    return outer is not None and isinstance(outer.func, ast.Attribute) and outer.func.attr == "load_state_dict"
 
 
 RULE = TorchLoadWeightsOnly()
