@@ -115,6 +115,8 @@ def test_require_grad_where_the_file_reads_it_and_on_modules() -> None:
     fixed = fix(code, unsafe=True)
     assert "x.requires_grad = True\n" in fixed and "model.requires_grad_(False)\n" in fixed
     assert "cfg.require_grad = True\n" in fixed
+    unknown = "import torch\ndef f(o):\n    o.require_grad = True\nx = torch.zeros(2)\nx.require_grad = True\n"
+    assert [(d.line, d.confidence.value) for d in check(unknown)] == [(3, "possible"), (5, "certain")]
 
 
 def test_zero_grad_set_to_none_is_opt_in() -> None:

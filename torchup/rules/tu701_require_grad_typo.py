@@ -9,7 +9,7 @@ from torchup.analysis.flow import reaching_assignment
 from torchup.analysis.inference import Evidence
 from torchup.analysis.receivers import receiver_evidence
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
-from torchup.core.diagnostics import Applicability, Edit, Fix, Severity
+from torchup.core.diagnostics import Applicability, Confidence, Edit, Fix, Severity
 
 TYPO = "require_grad"
 
@@ -30,8 +30,10 @@ class RequireGradTypo(Rule):
         a receiver that is evidently no tensor or module (a numpy array, a name the file never
         binds), and, in a file that also reads `require_grad` (then it is most likely an
         attribute of the project's own), any receiver but an evident tensor or module
-        (`torch.zeros(3)`, `torch.nn.Linear(2, 2)`). TorchFix's TOR002 reported every such
-        assignment.
+        (`torch.zeros(3)`, `torch.nn.Linear(2, 2)`). A finding on a receiver of unknown type (a
+        parameter, an object made elsewhere) is `possible`: it may be an object of the project's
+        own with an attribute of that name (`--min-confidence likely` leaves them out). TorchFix's
+        TOR002 reported every such assignment.
         """,
         why="""
         A tensor's (or parameter's) switch is `requires_grad`; assigning `require_grad` adds a
@@ -129,9 +131,11 @@ class RequireGradTypo(Rule):
             for target in _attribute_targets(node):
                 if _not_torch(ctx, target.value) or (read and not _evidently_tensor(ctx, target.value)):
                     continue
+                # (an object of unknown type may be the project's own, with an attribute of that name)
+                sure = Confidence.CERTAIN if _evidently_tensor(ctx, target.value) else Confidence.POSSIBLE
                 ctx.report(target, "`require_grad` is no attribute torch reads: did you mean `requires_grad`?",
                            help="assign `requires_grad` (on a module: call `requires_grad_(...)`)",
-                           fix=_fix(ctx, node, target))
+                           fix=_fix(ctx, node, target), confidence=sure)
             if _is_setattr(node):
                 assert isinstance(node, ast.Call)
                 receiver = node.args[0]
