@@ -94,6 +94,7 @@ def codes(source: str, select: str = "TU62") -> list[tuple[int, str]]:
         if torch.__version__.startswith("1."):
             w = torch.chain_matmul(a, b)
         """,
+
         """
         import torch
         if not torch.__version__.startswith(("0.", "1.")):
@@ -246,3 +247,27 @@ def test_enclosing_bisects_to_the_same_chain_as_a_scan() -> None:
     assert len(nodes) > 100
     for node in nodes:
         assert enclosing(tree, node) == _enclosing_by_scan(tree, node), ast.dump(node)
+
+
+def test_a_return_in_a_probe_for_a_keyword_is_a_fallback() -> None:
+    """`weights_only=` came in 1.13: an older torch raises TypeError, and the handler's call runs there
+    only, whether the probe assigns or returns what torch gives."""
+    for statement in ("return torch.load(m, weights_only=True)", "state = torch.load(m, weights_only=True)"):
+        source = f"""
+            import torch
+            def restore(m):
+                try:
+                    {statement}
+                except TypeError:
+                    return torch.load(m)
+            """
+        assert codes(source, "TU601") == []
+    beside = """
+        import torch
+        def restore(m):
+            try:
+                log(m)
+            except TypeError:
+                return torch.load(m)
+        """
+    assert codes(beside, "TU601") == [(6, "TU601")]  # (a handler after other code: no probe)

@@ -168,9 +168,10 @@ def _imports_torch(statement: ast.stmt) -> bool:
 
 
 def _names_torch(statement: ast.stmt, segment: Segment) -> bool:
-    """``x = torch.amp.autocast`` or ``x = partial(torch.autocast, device_type=...)``: a statement
-    that only takes something from torch (timm's probe for torch >= 1.10)."""
-    value = statement.value if isinstance(statement, ast.Assign | ast.Expr) else None
+    """``x = torch.amp.autocast`` or ``x = partial(torch.autocast, device_type=...)``, or ``return
+    torch.load(f, weights_only=True)``: a statement that only takes something from torch (timm's
+    probe for torch >= 1.10; a keyword that an old torch lacks raises TypeError there)."""
+    value = statement.value if isinstance(statement, ast.Assign | ast.AnnAssign | ast.Expr | ast.Return) else None
     return value is not None and "torch." in segment(value)
 
 
