@@ -125,3 +125,15 @@ def test_a_mock_of_a_moved_function_changes_with_its_uses() -> None:
     """)
     found = check(source, select=["TU620"])
     assert [d.line for d in found] == [6, 7]
+
+
+@pytest.mark.parametrize(("code", "call"), [
+    ("TU624", "torch.chain_matmul(A,  # the left factor\n    B)"),
+    ("TU625", "torch.range(0,  # from\n    10)"),
+    ("TU711", "torch.log(1 + x  # small\n)"),
+])
+def test_a_call_rewritten_whole_keeps_its_comment_by_not_being_rewritten(code: str, call: str) -> None:
+    """Rewriting a whole call would drop a comment inside it: reported, no fix, safe or unsafe."""
+    source = f"import torch\nx = torch.rand(3)\ny = {call}\n"
+    assert lines(source, code) == [3]
+    assert fix(source, select=[code], unsafe=True) == source

@@ -30,7 +30,7 @@ from functools import cache
 from typing import Any, ClassVar
 
 from torchup.analysis.context import Context
-from torchup.analysis.patterns import Edits
+from torchup.analysis.patterns import Edits, has_comment
 from torchup.analysis.resolver import Binding, BindingKind
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.data import data_text
@@ -295,8 +295,8 @@ class CatalogueRule(Rule):
         arguments = template.bind(call, ctx.segment)
         rendered = None if arguments is None else template.render(arguments)
         reference = _reference(ctx, template.call, node, qualname)
-        if rendered is None or reference is None:
-            return None
+        if rendered is None or reference is None or has_comment(ctx.source, *ctx.source.node_range(call)):
+            return None  # (a comment in the call: the rewrite would drop it)
         text, imports = reference
         edit = Edits(ctx.source).replace(call, f"{text}({rendered})")
         return Fix(f"use `{text}`", self._applicability, (edit,), imports, _base_names(node), replaces=qualname)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from torchup.analysis.context import Context
 from torchup.analysis.inference import Evidence, tensor_evidence
+from torchup.analysis.patterns import has_comment
 from torchup.analysis.rule import Change, FixAvailability, Rule
 from torchup.core.diagnostics import Applicability, Edit, Fix, Severity
 from torchup.prefilter.calls import call_arguments
@@ -60,6 +61,8 @@ def rewrite(
         return None
     module, imports = reference
     start, end = ctx.source.node_range(replaced)
+    if has_comment(ctx.source, start, end):
+        return None  # (the rewrite would drop it: reported without a fix)
     text = f"{module}.{function}({', '.join([ctx.segment(operand), *more])})"
     evident = tensor_evidence(ctx, operand) is Evidence.TENSOR
     applicability = Applicability.SAFE if evident else Applicability.UNSAFE

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from torchup.analysis.context import Context
-from torchup.analysis.patterns import Edits
+from torchup.analysis.patterns import Edits, has_comment
 from torchup.analysis.rule import FixAvailability
 from torchup.core.diagnostics import Applicability, Fix
 from torchup.rules._catalogue import CatalogueRule, _base_names, _reference, entry_by_code, rule_for
@@ -28,8 +28,8 @@ class TorchRange(CatalogueRule):
         if qualname != OLD or call is None or call.func is not node:
             return None
         bounds = _bounds(call)
-        if bounds is None:
-            return None
+        if bounds is None or has_comment(ctx.source, *ctx.source.node_range(call)):
+            return None  # (a comment in the call: the rewrite would drop it)
         start, end, step = bounds
         arange = _reference(ctx, NEW, node, OLD)
         torch = ctx.module_reference("torch", call)

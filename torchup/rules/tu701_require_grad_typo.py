@@ -7,6 +7,7 @@ import ast
 from torchup.analysis.context import Context
 from torchup.analysis.flow import reaching_assignment
 from torchup.analysis.inference import Evidence
+from torchup.analysis.patterns import has_comment
 from torchup.analysis.receivers import receiver_evidence
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Confidence, Edit, Fix, Severity
@@ -154,6 +155,8 @@ def _fix(ctx: Context, statement: ast.AST, target: ast.Attribute) -> Fix | None:
         if not (isinstance(statement, ast.Assign) and statement.targets == [target]):
             return None  # (a tuple target: no one statement to rewrite)
         start, end = ctx.source.node_range(statement)
+        if has_comment(ctx.source, start, end):
+            return None
         call = f"{ctx.segment(target.value)}.requires_grad_({ctx.segment(statement.value)})"
         return Fix("call `requires_grad_(...)`", Applicability.UNSAFE, (Edit(start, end, call),))
     start, end = ctx.source.node_range(target)
