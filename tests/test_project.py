@@ -308,3 +308,21 @@ def test_the_methods_a_file_defines_read_from_greps_lines() -> None:
     assert defined_methods_in_text(text, words, "m.py", lines) == whole
     assert defined_methods_in_text(text, words, "m.py", tuple(line for line in lines if line[0] != 3)) == []
     assert defined_methods_in_text(text, words, "m.py", ((1, 5),)) == whole  # (not a line's start: the text)
+
+
+def test_an_attribute_set_on_self_is_read_the_same_from_the_tree_and_the_text() -> None:
+    import ast
+
+    from torchup.analysis.project import defined_methods, defined_methods_in_text
+
+    text = (
+        "class A:\n    def __init__(self, flag):\n        self.require_grad = flag\n"
+        "        self.require_grad_count: int = 0\n    def reset(me):\n        me.require_grad = None\n"
+        "class B:\n    def f(self):\n        self.require_grad == 1\n"
+        "def free(self):\n    self.require_grad = 1\n"
+    )
+    words = frozenset({"require_grad"})
+    from_tree = defined_methods(ast.parse(text), None, words, "m.py", text)
+    assert [(d.owner, d.line) for d in from_tree] == [("A", 3), ("A", 6)]
+    from_text = defined_methods_in_text(text, words, "m.py")
+    assert [(d.owner, d.line) for d in from_text] == [("A", 3)]  # (the text knows `self` only by its name)

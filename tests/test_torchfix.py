@@ -264,3 +264,20 @@ def test_rule_shows_the_torchup_rules_for_a_torchfix_code(capsys: pytest.Capture
     assert out.startswith("TorchFix's TOR102 is torchup's TU601") and "# TU601 torch-load-weights-only" in out
     assert main(["rule", "TOR999"]) == 2
     assert "no rule 'TOR999'" in capsys.readouterr().err
+
+
+def test_require_grad_of_a_class_the_project_gives_that_attribute(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`opts.require_grad = True` on an object of unknown type, where a class of the project sets
+    `self.require_grad` itself, is that class's attribute, not a typo (issue 23's review)."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "cfg.py").write_text("class Options:\n    def __init__(self):\n        self.require_grad = False\n")
+    (tmp_path / "pkg" / "train.py").write_text(
+        "import torch\nfrom pkg.cfg import Options\nopts = Options()\nopts.require_grad = True\n"
+        "x = torch.zeros(2)\nx.require_grad = True\n"
+    )
+    assert run(capsys, tmp_path)[1] == [(6, "TU701")]
+    assert run(capsys, tmp_path / "pkg" / "train.py")[1] == [(6, "TU701")]  # (the rest of the project is read)
+    (tmp_path / "pkg" / "cfg.py").write_text("class Options:\n    pass\n")
+    assert run(capsys, tmp_path)[1] == [(4, "TU701"), (6, "TU701")]

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class MethodDefinition:
-    """`def <method>(...)` in the body of class ``owner``, at ``path:line``."""
+    """`def <method>(...)` in the body of class ``owner``, or `self.<method> = ...` in one of its
+    methods (an attribute of its instances, by the name a rule looks for), at ``path:line``."""
 
     method: str
     owner: str
@@ -50,15 +51,39 @@ def defined_methods(
     only its classes are walked: a `def word` line holds the word, so its class is one of them.
     ``text``: the tree's, when at hand: one that spells no `def word` is not walked (as
     ``defined_methods_in_text`` reads it; with every rule selected, a walk of each tree parsed)."""
-    if text is not None and (not words or _defines_one_of(words, str).search(text) is None):
+    if text is not None and (not words or not _defines_one(words, text)):
         return []
     nodes = ast.walk(tree) if focus is None else focus.walk(tree)
     found = []
     for node in nodes:
         if isinstance(node, ast.ClassDef):
             for statement in node.body:
-                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in words:
-                    found.append(MethodDefinition(statement.name, node.name, path, statement.lineno))
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    if statement.name in words:
+                        found.append(MethodDefinition(statement.name, node.name, path, statement.lineno))
+                    found += [MethodDefinition(name, node.name, path, line) for name, line in
+                              _assigned_to_self(statement, words)]
+    return found
+
+
+def _assigned_to_self(function: ast.FunctionDef | ast.AsyncFunctionDef, words: frozenset[str]) -> list[tuple[str, int]]:
+    """`self.word = ...` in a method (`self`: its first parameter): (word, line) for each."""
+    parameters = [*function.args.posonlyargs, *function.args.args]
+    if not parameters:
+        return []
+    self_name = parameters[0].arg
+    found = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
+        for target in targets:
+            if (isinstance(target, ast.Attribute) and target.attr in words and isinstance(target.value, ast.Name)
+                    and target.value.id == self_name):
+                found.append((target.attr, target.lineno))
     return found
 
 
@@ -73,18 +98,21 @@ def defined_methods_in_text(
     without reading the rest (transformers: 1,469 such files, 36 MB, 3% of a cold run)."""
     if not words:
         return []
-    pattern = _defines_one_of(words, type(content))
     if lines is not None and isinstance(content, bytes) and all(_starts_a_line(content, at) for _, at in lines):
-        if not any(pattern.search(content, start, _line_end(content, start)) for _, start in lines):
+        if not any(_defines_one(words, content, start, _line_end(content, start)) for _, start in lines):
             return []
-    elif pattern.search(content) is None:  # type: ignore[arg-type]
-        return []  # (most files: one search of the bytes, no loop)
+    elif not _defines_one(words, content):
+        return []  # (most files: a search or two of the bytes, no loop)
     text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
     found = []
     classes: list[tuple[int, str]] = []  # (indentation, name) of the classes open at this line
     for number, line in enumerate(text.splitlines(), 1):
         match = _CLASS_OR_DEF.match(line)
         if match is None:
+            assigned = _SELF_ASSIGNED.match(line)
+            if assigned is not None and assigned["name"] in words and classes \
+                    and classes[-1][0] < len(assigned["indent"].expandtabs(8)):
+                found.append(MethodDefinition(assigned["name"], classes[-1][1], path, number))
             continue
         indent = len(match["indent"].expandtabs(8))
         while classes and classes[-1][0] >= indent:
@@ -106,15 +134,27 @@ def _line_end(content: bytes, start: int) -> int:
     return len(content) if end < 0 else end
 
 
+def _defines_one(words: frozenset[str], text: str | bytes, start: int = 0, end: int | None = None) -> bool:
+    """Does the text (between ``start`` and ``end``) spell `def word` or `self.word =`?"""
+    stop = len(text) if end is None else end
+    return any(
+        pattern.search(text, start, stop) is not None  # type: ignore[arg-type]
+        for pattern in _definition_patterns(words, type(text))
+    )
+
+
 @functools.cache
-def _defines_one_of(words: frozenset[str], kind: type[str] | type[bytes]) -> re.Pattern[Any]:
-    # (no leading `\b`: a pattern that starts with the literal `def` is found by a fast search;
-    # `undef cholesky` would only cost the loop over the lines)
-    pattern = rf"def[ \t]+(?:{'|'.join(sorted(words))})\b"
-    return re.compile(pattern.encode("ascii") if kind is bytes else pattern)
+def _definition_patterns(words: frozenset[str], kind: type[str] | type[bytes]) -> tuple[re.Pattern[Any], ...]:
+    # (two patterns, each starting with a literal, `def` or `self.`, which the regex engine finds
+    # by a fast search; an alternation of the two would be tried at every position. No leading
+    # `\b`: `undef cholesky` would only cost the loop over the lines)
+    alternatives = "|".join(sorted(words))
+    patterns = (rf"def[ \t]+(?:{alternatives})\b", rf"self\.(?:{alternatives})[ \t]*(?::[^=\n]*)?=(?!=)")
+    return tuple(re.compile(p.encode("ascii") if kind is bytes else p) for p in patterns)
 
 
 _CLASS_OR_DEF = re.compile(r"(?P<indent>[ \t]*)(?:async[ \t]+)?(?P<keyword>class|def)[ \t]+(?P<name>\w+)")
+_SELF_ASSIGNED = re.compile(r"(?P<indent>[ \t]+)self\.(?P<name>\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
 
 
 @dataclass(frozen=True)

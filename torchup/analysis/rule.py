@@ -217,6 +217,11 @@ class Rule:
     # `wraps=torch.cholesky`: torchup/analysis/patch_targets.py), reports them under the rule's code, and
     # fixes them together with the calls, or neither (torchup/analysis/project.py).
     renames: ClassVar[dict[str, str]] = {}
+    # Attributes a class of the project may give its own instances under a word the rule looks for
+    # (`self.require_grad = ...` for TU701), besides ``LooksFor.methods``: the project's definitions
+    # of either explain a finding on a receiver of unknown type, which is then dropped
+    # (``receiver_method``; torchup/analysis/project.py).
+    instance_attributes: ClassVar[tuple[str, ...]] = ()
     docs: ClassVar[RuleDocs]
     examples: ClassVar[tuple[Example, ...]] = ()
     engine_emitted: ClassVar[bool] = False  # findings made by the engine itself (TU0xx)

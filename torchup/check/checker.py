@@ -424,7 +424,8 @@ class Checker:
         return frozenset(word for rule in rules for word in rule.triggers)
 
     def _method_words(self, rules: list[Rule]) -> frozenset[str]:
-        return frozenset(word for rule in rules for word in rule.looks_for.methods)
+        """What the project's classes may define that explains a receiver's finding."""
+        return frozenset(word for rule in rules for word in (*rule.looks_for.methods, *rule.instance_attributes))
 
     def _path_words(self, rules: list[Rule]) -> frozenset[str]:
         return frozenset(word for rule in rules for word in rule.path_words)

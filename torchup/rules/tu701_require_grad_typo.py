@@ -24,6 +24,7 @@ class RequireGradTypo(Rule):
     severity = Severity.WARNING
     fix_availability = FixAvailability.UNSAFE
     looks_for = LooksFor(attributes=(TYPO,), strings=(TYPO,))
+    instance_attributes = (TYPO,)  # (a class of the project's own may have one: its instances are no tensors)
     docs = RuleDocs(
         what="""
         Finds assignments to an attribute `require_grad` (`x.require_grad = True`, also in a
@@ -33,8 +34,9 @@ class RequireGradTypo(Rule):
         attribute of the project's own), any receiver but an evident tensor or module
         (`torch.zeros(3)`, `torch.nn.Linear(2, 2)`). A finding on a receiver of unknown type (a
         parameter, an object made elsewhere) is `possible`: it may be an object of the project's
-        own with an attribute of that name (`--min-confidence likely` leaves them out). TorchFix's
-        TOR002 reported every such assignment.
+        own with an attribute of that name, and it is dropped where a class of the checked
+        project sets `self.require_grad` itself (in any of its files). TorchFix's TOR002 reported
+        every such assignment.
         """,
         why="""
         A tensor's (or parameter's) switch is `requires_grad`; assigning `require_grad` adds a
@@ -136,7 +138,7 @@ class RequireGradTypo(Rule):
                 sure = Confidence.CERTAIN if _evidently_tensor(ctx, target.value) else Confidence.POSSIBLE
                 ctx.report(target, "`require_grad` is no attribute torch reads: did you mean `requires_grad`?",
                            help="assign `requires_grad` (on a module: call `requires_grad_(...)`)",
-                           fix=_fix(ctx, node, target), confidence=sure)
+                           fix=_fix(ctx, node, target), confidence=sure, receiver_method=TYPO)
             if _is_setattr(node):
                 assert isinstance(node, ast.Call)
                 receiver = node.args[0]
