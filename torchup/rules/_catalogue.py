@@ -279,13 +279,13 @@ class CatalogueRule(Rule):
             return self._call_fix(ctx, node, qualname, call)
         if qualname not in entry.moves or not isinstance(node, ast.Attribute):
             return None
-        reference = _reference(ctx, entry.moves[qualname], node, qualname)
+        reference = reference_for_new_name(ctx, entry.moves[qualname], node, qualname)
         if reference is None:
             return None
         text, imports = reference
         return Fix(
             f"use `{text}`", self._applicability, (Edits(ctx.source).replace(node, text),), imports,
-            _base_names(node), replaces=qualname,
+            base_names(node), replaces=qualname,
         )
 
     def _call_fix(self, ctx: Context, node: ast.expr, qualname: str, call: ast.Call | None) -> Fix | None:
@@ -294,15 +294,17 @@ class CatalogueRule(Rule):
             return None
         arguments = template.bind(call, ctx.segment)
         rendered = None if arguments is None else template.render(arguments)
-        reference = _reference(ctx, template.call, node, qualname)
+        reference = reference_for_new_name(ctx, template.call, node, qualname)
         if rendered is None or reference is None or has_comment(ctx.source, *ctx.source.node_range(call)):
             return None  # (a comment in the call: the rewrite would drop it)
         text, imports = reference
         edit = Edits(ctx.source).replace(call, f"{text}({rendered})")
-        return Fix(f"use `{text}`", self._applicability, (edit,), imports, _base_names(node), replaces=qualname)
+        return Fix(f"use `{text}`", self._applicability, (edit,), imports, base_names(node), replaces=qualname)
 
 
-def _reference(ctx: Context, qualname: str, at: ast.expr, old: str) -> tuple[str, tuple[ImportRequest, ...]] | None:
+def reference_for_new_name(
+    ctx: Context, qualname: str, at: ast.expr, old: str
+) -> tuple[str, tuple[ImportRequest, ...]] | None:
     """Text naming ``qualname`` where ``at`` names ``old``: ``pytree.new`` for ``pytree.old`` of the
     same module; else through its module (``torch`` is imported in most files), else the name
     imported on its own."""
@@ -328,7 +330,7 @@ def _is_plain(node: ast.expr) -> bool:
     return False
 
 
-def _base_names(node: ast.expr) -> tuple[int, ...]:
+def base_names(node: ast.expr) -> tuple[int, ...]:
     """The leftmost name of ``a.b.c`` (by id): the fix stops using it there."""
     while isinstance(node, ast.Attribute):
         node = node.value

@@ -12,7 +12,7 @@ from torchup.analysis.context import Context
 from torchup.analysis.patterns import Edits, has_comment
 from torchup.analysis.rule import FixAvailability
 from torchup.core.diagnostics import Applicability, Fix
-from torchup.rules._catalogue import CatalogueRule, _base_names, _reference, entry_by_code, rule_for
+from torchup.rules._catalogue import CatalogueRule, base_names, entry_by_code, reference_for_new_name, rule_for
 
 OLD, NEW = "torch.range", "torch.arange"
 # torch.range(start, end, step=1, *, out=None, dtype=None, layout=..., device=None, requires_grad=False):
@@ -31,12 +31,12 @@ class TorchRange(CatalogueRule):
         if bounds is None or has_comment(ctx.source, *ctx.source.node_range(call)):
             return None  # (a comment in the call: the rewrite would drop it)
         start, end, step = bounds
-        arange = _reference(ctx, NEW, node, OLD)
+        arange = reference_for_new_name(ctx, NEW, node, OLD)
         torch = ctx.module_reference("torch", call)
-        exclusive = _exclusive_end(start, end, step)
+        exclusive = _exclusive_end(ctx, start, end, step)
         if arange is None or torch is None or exclusive is None:
             return None
-        end_text, exact = exclusive if isinstance(exclusive[0], str) else (ctx.segment(exclusive[0]), exclusive[1])
+        end_text, exact = exclusive
         arguments = [ctx.segment(start), end_text] + ([ctx.segment(step)] if step is not None else [])
         arguments += [f"{k.arg}={ctx.segment(k.value)}" for k in call.keywords if k.arg not in BOUNDS]
         if not any(k.arg == "dtype" for k in call.keywords):
@@ -47,7 +47,7 @@ class TorchRange(CatalogueRule):
             Applicability.SAFE if exact else Applicability.UNSAFE,
             (Edits(ctx.source).replace(call, text),),
             (*arange[1], *torch[1]),
-            _base_names(node),
+            base_names(node),
             replaces=OLD,
         )
 
@@ -67,7 +67,7 @@ def _bounds(call: ast.Call) -> tuple[ast.expr, ast.expr, ast.expr | None] | None
     return given["start"], given["end"], given.get("step")
 
 
-def _exclusive_end(start: ast.expr, end: ast.expr, step: ast.expr | None) -> tuple[str | ast.expr, bool] | None:
+def _exclusive_end(ctx: Context, start: ast.expr, end: ast.expr, step: ast.expr | None) -> tuple[str, bool] | None:
     """arange's end for range's inclusive one, and whether the two give the same tensor surely:
 
     - integer literals: the first value past the last one range gives, `start + n * step` for its
@@ -83,7 +83,7 @@ def _exclusive_end(start: ast.expr, end: ast.expr, step: ast.expr | None) -> tup
         count = (last - first) // stride + 1
         return str(first + count * stride), True
     if stride == 1 and isinstance(end, ast.BinOp) and isinstance(end.op, ast.Sub) and _integer(end.right) == 1:
-        return end.left, False
+        return ctx.segment(end.left), False
     return None
 
 
