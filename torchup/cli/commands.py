@@ -284,8 +284,6 @@ def _projects_below(provider: SettingsProvider, root: str) -> str:
 def show_rule(code: str) -> int:
     """``torchup rule CODE``: a rule's docs; for a TorchFix code (`TOR102`), those of the torchup
     rules that report what it did, after a line naming them."""
-    from torchup.core import torchfix
-
     rules = [rule_by_code(code)]
     if rules[0] is None and torchfix.is_torchfix(code) and code.strip().upper() in torchfix.table():
         mapped = torchfix.torchup_codes(code)
