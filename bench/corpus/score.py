@@ -67,6 +67,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "six": ("TU621",),
     "dtensor": ("TU622", "TU634"),
     "quantization": ("TU635",),
+    "nccl-timeout": ("TU612",),
     "pytree": ("TU623",),
     "old-linalg": ("TU624", "TU625", "TU626", "TU627", "TU628"),
     "torchscript": ("TU173",),

@@ -50,6 +50,7 @@ RULE_MODULES = (
     "tu609_lr_scheduler_verbose",
     "tu610_upsample",
     "tu611_autocast_dtype_getters",
+    "tu612_nccl_default_timeout",
     "tu620_catalogue",
     "tu625_torch_range",
     "tu701_require_grad_typo",

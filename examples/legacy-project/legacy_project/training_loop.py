@@ -95,6 +95,10 @@ def quantize_for_serving(model, calibration_batches):
     return convert(prepared)
 
 
+def init_distributed(rank, world_size):
+    torch.distributed.init_process_group("nccl", rank=rank, world_size=world_size)
+
+
 def sync_shards(out, shard, grads, grad_shard):
     torch.distributed.all_gather_into_tensor(out, shard)
     torch.distributed.reduce_scatter_tensor(grad_shard, grads)
