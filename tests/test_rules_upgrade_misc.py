@@ -367,3 +367,37 @@ def test_tu610_mock_of_upsample_follows() -> None:
     assert 'mock.patch("torch.nn.functional.interpolate")' in result and "F.interpolate(None, 2)" in result
 
 
+
+
+# -- TU612 NCCL's default timeout ------------------------------------------------------------------------
+
+
+def test_tu612_reports_a_written_nccl_backend_without_timeout() -> None:
+    source = """
+        import torch.distributed as dist
+        from torch.distributed import init_process_group as init
+        def setup(args, gpu):
+            dist.init_process_group("nccl")
+            init(backend="NCCL", rank=0, world_size=1)
+            dist.init_process_group(backend="nccl" if gpu else "gloo")
+            dist.init_process_group("nccl", None, None)
+            dist.init_process_group("nccl", timeout=args.timeout)
+            dist.init_process_group(args.backend)
+            dist.init_process_group("cpu:gloo,cuda:nccl")
+        """
+    assert [line for line, _ in found("TU612", source)] == [5, 6, 7, 8]  # (the source starts with a blank line)
+    assert "init(backend=\"NCCL\", rank=0, world_size=1, timeout=timedelta(minutes=30))" in fixed("TU612", source)
+    assert fixed("TU612", source).count("from datetime import timedelta") == 1
+    assert 'dist.init_process_group("nccl", None, timedelta(minutes=30))' in fixed("TU612", source)
+
+
+@pytest.mark.differential
+def test_tu612_the_target_gives_nccl_ten_minutes() -> None:
+    """What the rule says of the target, run: torch 2.14.1 (a CUDA build, run on the CPU) resolves
+    the default timeout per backend, 10 minutes for NCCL and 30 for gloo, from `timeout=None`."""
+    probe = ("import inspect, torch.distributed.distributed_c10d as c\n"
+             "print(c._get_default_timeout('nccl'), c._get_default_timeout('gloo'),"
+             " inspect.signature(c.init_process_group).parameters['timeout'].default)\n")
+    completed = subprocess.run([str(ensure_env("2.14.1")), "-c", probe], capture_output=True, text=True, check=True,
+                               timeout=300)
+    assert completed.stdout.split() == ["0:10:00", "0:30:00", "None"]

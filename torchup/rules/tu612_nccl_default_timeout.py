@@ -30,7 +30,7 @@ class NcclDefaultTimeout(Rule):
         Finds calls of `torch.distributed.init_process_group` (any import form, also through a
         name it is saved in or `functools.partial`) whose backend is written `"nccl"` (the first
         argument or `backend=`, also as a branch of a conditional: `"nccl" if
-        dist.is_nccl_available() else "gloo"`) and that pass no `timeout=`.
+        dist.is_nccl_available() else "gloo"`) and that pass no `timeout=` (or `None`, the default).
 
         Not reported: another backend, or one chosen at run time (`backend=args.backend`, or none:
         then the device decides), a combined string (`"cpu:gloo,cuda:nccl"`, whose default stays
@@ -105,7 +105,8 @@ class NcclDefaultTimeout(Rule):
     def check(self, ctx: Context) -> None:
         for use in uses(ctx, INIT):
             call = use.call
-            if call is None or not _nccl(call, use.skip) or given(call, TIMEOUT, use.skip) is not Given.NO:
+            if call is None or not _nccl(call, use.skip) or given(call, TIMEOUT, use.skip, none_is_default=True) \
+                    is not Given.NO:
                 continue
             fix = _timeout_fix(ctx, call)
             through = " through `functools.partial`" if use.skip else ""
