@@ -401,3 +401,26 @@ def test_tu612_the_target_gives_nccl_ten_minutes() -> None:
     completed = subprocess.run([str(ensure_env("2.14.1")), "-c", probe], capture_output=True, text=True, check=True,
                                timeout=300)
     assert completed.stdout.split() == ["0:10:00", "0:30:00", "None"]
+
+
+# -- TU613 DistributedDataParallel(broadcast_buffers=) ---------------------------------------------------
+
+
+@pytest.mark.differential
+def test_tu613_fix_syncs_the_same_without_the_warning() -> None:
+    """Run in a one-process gloo group: `broadcast_buffers=True` warns on 2.13.0 and 2.14.1; the fix,
+    `forward_sync_buffers=True`, sets the same syncs and does not."""
+    body = (
+        "import warnings, torch, torch.distributed as dist\n"
+        "dist.init_process_group('gloo', store=dist.HashStore(), rank=0, world_size=1)\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    m = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2), broadcast_buffers=True)\n"
+        "print(m.forward_sync_buffers, sum('buffers' in str(w.message) for w in caught))\n"
+    )
+    fixed_body = fix(body, select=["TU613"])
+    assert "forward_sync_buffers=True)" in fixed_body
+    for version in ("2.13.0", "2.14.1"):
+        results = [subprocess.run([str(ensure_env(version)), "-c", text], capture_output=True, text=True,
+                                  check=True, timeout=300).stdout.split() for text in (body, fixed_body)]
+        assert results == [["True", "1"], ["True", "0"]], version

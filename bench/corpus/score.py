@@ -68,6 +68,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "dtensor": ("TU622", "TU634"),
     "quantization": ("TU635",),
     "nccl-timeout": ("TU612",),
+    "ddp-broadcast-buffers": ("TU613",),
     "pytree": ("TU623",),
     "old-linalg": ("TU624", "TU625", "TU626", "TU627", "TU628"),
     "torchscript": ("TU173",),

@@ -51,6 +51,7 @@ RULE_MODULES = (
     "tu610_upsample",
     "tu611_autocast_dtype_getters",
     "tu612_nccl_default_timeout",
+    "tu613_ddp_broadcast_buffers",
     "tu620_catalogue",
     "tu625_torch_range",
     "tu701_require_grad_typo",

@@ -99,6 +99,10 @@ def init_distributed(rank, world_size):
     torch.distributed.init_process_group("nccl", rank=rank, world_size=world_size)
 
 
+def wrap_for_ddp(model, rank):
+    return torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank], broadcast_buffers=True)
+
+
 def sync_shards(out, shard, grads, grad_shard):
     torch.distributed.all_gather_into_tensor(out, shard)
     torch.distributed.reduce_scatter_tensor(grad_shard, grads)
