@@ -49,6 +49,17 @@ def reaching_assignment(ctx: Context, use: ast.Name, bindings: tuple[Binding, ..
     return None
 
 
+def assigned_call(ctx: Context, expr: ast.expr) -> ast.Call | None:
+    """The call whose result ``expr`` (a name) holds, where one assignment surely reaches it
+    (`opt = torch.optim.SGD(...)`, then `opt.zero_grad()`)."""
+    if not isinstance(expr, ast.Name):
+        return None
+    found = ctx.resolver.lookup_name(expr)
+    binding = reaching_assignment(ctx, expr, tuple(found.bindings)) if found.bindings else None
+    value = binding.value if binding is not None else None
+    return value if isinstance(value, ast.Call) else None
+
+
 def _start(node: ast.AST) -> Position:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchup.analysis.context import Context
-from torchup.analysis.flow import reaching_assignment
+from torchup.analysis.flow import assigned_call
 from torchup.analysis.inference import Evidence
 from torchup.analysis.patterns import has_comment
 from torchup.analysis.receivers import receiver_evidence
@@ -220,12 +220,8 @@ def _evidently_tensor(ctx: Context, receiver: ast.expr) -> bool:
 
 def _module(ctx: Context, receiver: ast.expr) -> bool:
     """Is the receiver a name whose reaching assignment makes a `torch.nn` module (not a Parameter)?"""
-    if not isinstance(receiver, ast.Name):
-        return False
-    found = ctx.resolver.lookup_name(receiver)
-    binding = reaching_assignment(ctx, receiver, tuple(found.bindings)) if found.bindings else None
-    value = binding.value if binding is not None else None
-    name = ctx.qualified_name(value.func) if isinstance(value, ast.Call) else None
+    value = assigned_call(ctx, receiver)
+    name = ctx.qualified_name(value.func) if value is not None else None
     return name is not None and name.startswith("torch.nn.") and name.rpartition(".")[2] != "Parameter"
 
 

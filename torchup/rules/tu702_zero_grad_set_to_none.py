@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchup.analysis.context import Context
-from torchup.analysis.flow import reaching_assignment
+from torchup.analysis.flow import assigned_call
 from torchup.analysis.inference import Evidence, bound_nowhere, class_evidence, class_of_self, local_class
 from torchup.analysis.patterns import Edits
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
@@ -112,7 +112,7 @@ def _false_set_to_none(call: ast.Call) -> ast.expr | ast.keyword | None:
 def _torchs(ctx: Context, receiver: ast.expr) -> bool:
     """Is the receiver evidently a torch optimizer or module: a name whose reaching assignment is a
     call of something in `torch.optim` or `torch.nn` (`opt = torch.optim.SGD(...)`)?"""
-    value = _assigned_call(ctx, receiver)
+    value = assigned_call(ctx, receiver)
     name = ctx.qualified_name(value.func) if value is not None else None
     return name is not None and name.startswith(("torch.optim.", "torch.nn."))
 
@@ -126,21 +126,9 @@ def _not_torchs(ctx: Context, receiver: ast.expr) -> bool:
         return True
     cls = class_of_self(ctx, receiver) if isinstance(receiver, ast.Name) else None
     if cls is None:
-        value = _assigned_call(ctx, receiver)
+        value = assigned_call(ctx, receiver)
         cls = local_class(ctx, value.func) if value is not None else None
     return cls is not None and class_evidence(ctx, cls, METHOD) is Evidence.NOT_TENSOR
-
-
-def _assigned_call(ctx: Context, receiver: ast.expr) -> ast.Call | None:
-    """The call whose result ``receiver`` (a name) holds, where one assignment surely reaches it."""
-    if not isinstance(receiver, ast.Name):
-        return None
-    found = ctx.resolver.lookup_name(receiver)
-    if not found.bindings:
-        return None
-    binding = reaching_assignment(ctx, receiver, tuple(found.bindings))
-    value = binding.value if binding is not None else None
-    return value if isinstance(value, ast.Call) else None
 
 
 RULE = ZeroGradSetToNone()
