@@ -281,3 +281,20 @@ def test_require_grad_of_a_class_the_project_gives_that_attribute(tmp_path: Path
     assert run(capsys, tmp_path / "pkg" / "train.py")[1] == [(6, "TU701")]  # (the rest of the project is read)
     (tmp_path / "pkg" / "cfg.py").write_text("class Options:\n    pass\n")
     assert run(capsys, tmp_path)[1] == [(4, "TU701"), (6, "TU701")]
+
+
+@pytest.mark.differential
+def test_logsumexp_fix_with_input_by_keyword_runs_as_the_original() -> None:
+    """The keyword case, run: the original under torch 2.13.0, the fix under 2.14.1, same values."""
+    import subprocess
+
+    from differential.envs import ensure_env
+
+    original = ("import torch\ntorch.manual_seed(0)\nx = torch.randn(3, 4, dtype=torch.float64)\n"
+                "h = torch.log(torch.sum(input=torch.exp(x), dim=0))\nprint(h.tolist())\n")
+    fixed = fix(original, select=["TU713"])
+    assert "torch.logsumexp(x, dim=0)" in fixed
+    outputs = [subprocess.run([str(ensure_env(version)), "-c", text], capture_output=True, text=True, check=True,
+                              timeout=300).stdout for version, text in (("2.13.0", original), ("2.14.1", fixed))]
+    values = [[float(v) for v in out.strip(" []\n").split(",")] for out in outputs]
+    assert all(abs(a - b) <= 1e-12 * max(1.0, abs(a)) for a, b in zip(*values, strict=True))
