@@ -101,13 +101,14 @@ def rules_for(change: dict[str, Any], rules: dict[str, Rule]) -> list[str]:
     ``StepLR``; a parameter: ``torch.load(weights_only)``) needs more: the rule must also spell
     that part (the parameter, or the member's last word) in its declared words or its docs, so
     that a rule which looks at ``torch.compile`` for another reason does not claim every change
-    of ``torch.compile``'s parameters.
+    of ``torch.compile``'s parameters. A rule that names the kinds of change it handles
+    (``Rule.api_change_kinds``) claims no other kind.
     """
     subjects = [change["name"], *change.get("aliases", ())]
     parameter = change.get("parameter")
     found = []
     for code, rule in rules.items():
-        if rule.engine_emitted:
+        if rule.engine_emitted or (rule.api_change_kinds and change["kind"] not in rule.api_change_kinds):
             continue
         names = rule_names(rule)
         for subject in subjects:

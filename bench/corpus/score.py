@@ -69,6 +69,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "quantization": ("TU635",),
     "nccl-timeout": ("TU612",),
     "ddp-broadcast-buffers": ("TU613",),
+    "argument-kinds": ("TU614",),
     "pytree": ("TU623",),
     "old-linalg": ("TU624", "TU625", "TU626", "TU627", "TU628"),
     "torchscript": ("TU173",),

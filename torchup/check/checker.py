@@ -305,7 +305,9 @@ class Checker:
         try:
             resolver = Resolver(tree, focus, whole_tree(source) if skeletal else None)
             tree = resolver.tree
-            ctx = Context(source, tree, resolver, target_python_option=self.file_settings(source.path).target_python)
+            settings = self.file_settings(source.path)
+            ctx = Context(source, tree, resolver, target_python_option=settings.target_python,
+                          target_version=settings.target_version, from_version=settings.from_version)
             for rule in rules:
                 if _runs(rule, focus):
                     ctx.rule = rule

@@ -52,6 +52,7 @@ RULE_MODULES = (
     "tu611_autocast_dtype_getters",
     "tu612_nccl_default_timeout",
     "tu613_ddp_broadcast_buffers",
+    "tu614_argument_kinds",
     "tu620_catalogue",
     "tu625_torch_range",
     "tu701_require_grad_typo",

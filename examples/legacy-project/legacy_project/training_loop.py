@@ -5,6 +5,7 @@ import functools
 
 import functorch
 import torch
+import torch.distributed.checkpoint
 import torch.nn.functional as F
 from torch._six import inf
 from torch.ao.quantization import convert, get_default_qconfig, prepare
@@ -110,6 +111,11 @@ def sync_shards(out, shard, grads, grad_shard):
 
 def export(model, example, path):
     torch.onnx.export(model, (example,), path, input_names=["x"])
+
+
+def save_sharded(state, folder):
+    # The distributed checkpoint of torch 2.2 took its storage writer by position.
+    torch.distributed.checkpoint.save(state, torch.distributed.checkpoint.FileSystemWriter(folder))
 
 
 checkpoint_all = functools.partial(torch.load, map_location="cpu")
