@@ -84,6 +84,9 @@ def test_issue_22_corpus_spread(manifest: dict) -> None:
     profiler = Counter(label["expect"] for entry in manifest["files"] for label in entry["labels"]
                        if label["family"] == "profiler-use-cuda")
     assert profiler["report"] >= 8 and profiler["lookalike"] >= 15
+    kinds = Counter(label["expect"] for entry in manifest["files"] for label in entry["labels"]
+                    if label["family"] == "argument-kinds")
+    assert kinds["report"] >= 1 and kinds["lookalike"] >= 10
 
 
 def test_files_for_new_families_say_what_they_are_labelled_for(manifest: dict) -> None:
@@ -91,7 +94,9 @@ def test_files_for_new_families_say_what_they_are_labelled_for(manifest: dict) -
         own = {label["family"] for label in entry["labels"]}
         if "families" in entry:
             assert own <= set(entry["families"]), entry["path"]
-            assert set(entry["families"]) <= {"methods", "profiler-use-cuda", "quantization", "ddp-broadcast-buffers"}, entry["path"]
+            assert set(entry["families"]) <= {
+                "methods", "profiler-use-cuda", "quantization", "ddp-broadcast-buffers", "argument-kinds",
+            }, entry["path"]
 
 
 def test_manifest_names_no_machine_path(manifest: dict) -> None:

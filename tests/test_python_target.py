@@ -62,3 +62,17 @@ def test_a_file_reached_through_a_symbolic_link_takes_its_real_projects_pyprojec
     assert through_link.includes_at_least((3, 15)) and str(real / "pyproject.toml") in through_link.source
     beside_link = resolve_target(None, str(elsewhere / "mod.py"))
     assert not beside_link.includes_at_least((3, 15))
+
+
+def test_a_relative_path_is_read_from_the_working_directory_of_each_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-lived process (an editor's, a test run) may change directory between two calls for
+    the same relative path: each answer is that of its own directory, not the first one cached."""
+    for name, spec in (("old", ">=3.8,<3.12"), ("new", ">=3.14")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pyproject.toml").write_text(f'[project]\nname = "{name}"\nrequires-python = "{spec}"\n')
+    monkeypatch.chdir(tmp_path / "old")
+    assert (3, 15) not in resolve_target(None, "snippet.py").versions
+    monkeypatch.chdir(tmp_path / "new")
+    assert (3, 15) in resolve_target(None, "snippet.py").versions

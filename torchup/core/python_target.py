@@ -115,14 +115,17 @@ def _read_requires_python(pyproject: Path) -> str | None:
 def resolve_target(explicit: str | None, file_path: str) -> PythonTarget:
     if explicit is not None:
         return _explicit(explicit)
-    found = _declared_for(os.path.dirname(file_path))
+    directory = os.path.dirname(file_path)
+    if not os.path.isabs(directory):  # (relative to the working directory, which may change between calls)
+        directory = os.path.abspath(directory or os.curdir)
+    found = _declared_for(directory)
     return found if found is not None else _running(sys.version_info[0], sys.version_info[1])
 
 
 @lru_cache(maxsize=4096)
 def _declared_for(directory: str) -> PythonTarget | None:
     """``_declared_in`` by the directory as the path spells it (one lookup per directory, not per file)."""
-    return _declared_in(os.path.abspath(directory or os.curdir))
+    return _declared_in(os.path.normpath(directory))
 
 
 @lru_cache(maxsize=64)
