@@ -137,3 +137,15 @@ def test_a_call_rewritten_whole_keeps_its_comment_by_not_being_rewritten(code: s
     source = f"import torch\nx = torch.rand(3)\ny = {call}\n"
     assert lines(source, code) == [3]
     assert fix(source, select=[code], unsafe=True) == source
+
+
+@pytest.mark.parametrize("code, source, fixed", [
+    ("TU639", "from torch.utils.dlpack import DLDeviceType\ncode = DLDeviceType.kDLGPU\n",
+     "from torch.utils.dlpack import DLDeviceType\ncode = DLDeviceType.kDLCUDA\n"),
+    ("TU623", "import torch.utils._pytree as pytree\npytree._register_pytree_node(C, f, g)\n",
+     "import torch.utils._pytree as pytree\npytree.register_pytree_node(C, f, g)\n"),
+])
+def test_a_rename_reached_through_the_same_base_keeps_the_import_of_the_base(code: str, source: str, fixed: str) -> None:
+    """The new name is spelled through the old one's base (`DLDeviceType.`, `pytree.`): the fix still
+    uses it, so the import that binds it is not dropped as left unused (it was, until session 7)."""
+    assert fix(source, unsafe=True, select=[code]) == fixed

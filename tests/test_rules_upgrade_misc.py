@@ -11,6 +11,7 @@ case is run to show the difference it warns of.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import textwrap
@@ -424,3 +425,35 @@ def test_tu613_fix_syncs_the_same_without_the_warning() -> None:
         results = [subprocess.run([str(ensure_env(version)), "-c", text], capture_output=True, text=True,
                                   check=True, timeout=300).stdout.split() for text in (body, fixed_body)]
         assert results == [["True", "1"], ["True", "0"]], version
+
+
+# -- TU616 torch.hub's trust_repo -----------------------------------------------------------------------
+
+
+@pytest.mark.differential
+def test_tu616_the_default_asks_on_stdin_and_the_fix_does_not(tmp_path: Path) -> None:
+    """No network here: the trust check itself, which `torch.hub.load` runs before any download, on a
+    machine whose hub cache is empty and whose job has no terminal (stdin /dev/null)."""
+    fixed = fix('import torch\nm = torch.hub.load("ultralytics/yolov5", "yolov5s")\n', unsafe=True, select=["TU616"])
+    assert "trust_repo=True)" in fixed
+    probe = textwrap.dedent("""
+        import inspect, sys, torch.hub as hub
+        trust = {"check": "check", "True": True}[sys.argv[1]]
+        print(inspect.signature(hub.load).parameters["trust_repo"].default)
+        try:
+            hub._check_repo_is_trusted("ultralytics", "yolov5", "ultralytics_yolov5_master", trust_repo=trust)
+            print("ran")
+        except EOFError:
+            print("EOFError")
+        """)
+    for version in ("2.13.0", "2.14.1"):
+        outcomes = []
+        for trust in ("check", "True"):  # the default since 2.11, and the fix
+            home = tmp_path / f"{version}-{trust}"
+            (home / "hub").mkdir(parents=True)  # (as `torch.hub.load` makes it before the check)
+            completed = subprocess.run([str(ensure_env(version)), "-c", probe, trust], capture_output=True, text=True,
+                                       check=True, timeout=300, stdin=subprocess.DEVNULL,
+                                       env={**os.environ, "TORCH_HOME": str(home)})
+            lines = completed.stdout.splitlines()  # (the default; then the question input() asked, if any)
+            outcomes.append((lines[0], "Do you trust this repository" in completed.stdout, lines[-1][-8:]))
+        assert outcomes == [("check", True, "EOFError"), ("check", False, "ran")], version

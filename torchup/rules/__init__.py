@@ -53,6 +53,8 @@ RULE_MODULES = (
     "tu612_nccl_default_timeout",
     "tu613_ddp_broadcast_buffers",
     "tu614_argument_kinds",
+    "tu615_sampler_init_arguments",
+    "tu616_hub_trust_repo",
     "tu620_catalogue",
     "tu625_torch_range",
     "tu701_require_grad_typo",

@@ -285,7 +285,7 @@ class CatalogueRule(Rule):
         text, imports = reference
         return Fix(
             f"use `{text}`", self._applicability, (Edits(ctx.source).replace(node, text),), imports,
-            base_names(node), replaces=qualname,
+            _released(node, qualname, entry.moves[qualname]), replaces=qualname,
         )
 
     def _call_fix(self, ctx: Context, node: ast.expr, qualname: str, call: ast.Call | None) -> Fix | None:
@@ -299,7 +299,8 @@ class CatalogueRule(Rule):
             return None  # (a comment in the call: the rewrite would drop it)
         text, imports = reference
         edit = Edits(ctx.source).replace(call, f"{text}({rendered})")
-        return Fix(f"use `{text}`", self._applicability, (edit,), imports, base_names(node), replaces=qualname)
+        released = _released(node, qualname, template.call)
+        return Fix(f"use `{text}`", self._applicability, (edit,), imports, released, replaces=qualname)
 
 
 def reference_for_new_name(
@@ -328,6 +329,15 @@ def _is_plain(node: ast.expr) -> bool:
     if isinstance(node, ast.UnaryOp):
         return _is_plain(node.operand)
     return False
+
+
+def _released(node: ast.expr, old: str, new: str) -> tuple[int, ...]:
+    """The names a rewrite of ``node`` (``old`` -> ``new``) stops using: none where the new name is
+    reached through the same base (`DLDeviceType.kDLGPU` -> `DLDeviceType.kDLCUDA`, see
+    ``reference_for_new_name``), else the leftmost name of the old reference."""
+    if isinstance(node, ast.Attribute) and old.rpartition(".")[0] == new.rpartition(".")[0]:
+        return ()
+    return base_names(node)
 
 
 def base_names(node: ast.expr) -> tuple[int, ...]:

@@ -6,6 +6,7 @@ import functools
 import functorch
 import torch
 import torch.distributed.checkpoint
+import torch.utils.dlpack
 import torch.nn.functional as F
 from torch._six import inf
 from torch.ao.quantization import convert, get_default_qconfig, prepare
@@ -113,12 +114,47 @@ def export(model, example, path):
     torch.onnx.export(model, (example,), path, input_names=["x"])
 
 
+def export_debug_text(model, example):
+    # Printed in the export test's log when the ONNX graph changes.
+    return torch.onnx.export_to_pretty_string(model, (example,), None)
+
+
+def export_dynamic(model, example, path):
+    torch.onnx.dynamo_export(model, example).save(path)
+
+
+def export_for_finetuning(model, example):
+    return torch.export.export_for_training(model, (example,))
+
+
+def is_gpu_capsule(device_type):
+    return device_type == torch.utils.dlpack.DLDeviceType.kDLGPU
+
+
 def save_sharded(state, folder):
     # The distributed checkpoint of torch 2.2 took its storage writer by position.
     torch.distributed.checkpoint.save(state, torch.distributed.checkpoint.FileSystemWriter(folder))
 
 
 checkpoint_all = functools.partial(torch.load, map_location="cpu")
+
+
+def pretrained_detector():
+    return torch.hub.load("ultralytics/yolov5", "yolov5s")
+
+
+class LongestFirst(torch.utils.data.Sampler):
+    """Indices by decreasing length: padding stays small in the first batches."""
+
+    def __init__(self, lengths):
+        super().__init__(lengths)
+        self.lengths = lengths
+
+    def __iter__(self):
+        return iter(sorted(range(len(self.lengths)), key=lambda i: -self.lengths[i]))
+
+    def __len__(self):
+        return len(self.lengths)
 
 
 def batches(dataset, batch_size=32):
