@@ -149,3 +149,13 @@ def test_a_rename_reached_through_the_same_base_keeps_the_import_of_the_base(cod
     """The new name is spelled through the old one's base (`DLDeviceType.`, `pytree.`): the fix still
     uses it, so the import that binds it is not dropped as left unused (it was, until session 7)."""
     assert fix(source, unsafe=True, select=[code]) == fixed
+
+
+def test_a_value_becomes_the_call_of_its_function_except_through_a_from_import() -> None:
+    """``values``: `torch.has_cuda` reads what `torch.backends.cuda.is_built()` returns; a name a
+    `from` import bound holds the value read at import, which no call replaces in place."""
+    source = "import torch\nfrom torch import has_mps\nok = torch.has_cuda or has_mps\n"
+    assert [d.code for d in check(source, ["TU640"])] == ["TU640", "TU640", "TU640"]
+    assert fix(source, unsafe=True, select=["TU640"]) == (
+        "import torch\nfrom torch import has_mps\nok = torch.backends.cuda.is_built() or has_mps\n"
+    )

@@ -73,6 +73,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "sampler-init": ("TU615",),
     "hub-trust": ("TU616",),
     "onnx-removed": ("TU636", "TU637"),
+    "has-flags": ("TU640",),
     "pytree": ("TU623",),
     "old-linalg": ("TU624", "TU625", "TU626", "TU627", "TU628"),
     "torchscript": ("TU173",),

@@ -13,6 +13,9 @@ What an entry can say of an old name:
   ``{name?}`` with the text before it from its comma (``", upper={upper?}"``) is left out when the
   argument is absent, ``{*name}`` is a star parameter's arguments joined with commas (the
   parameters after it are keyword-only).
+- ``values``: ``old = "new_function"``: a name whose value is now what a function returns
+  (`torch.has_cuda` -> `torch.backends.cuda.is_built()`); each attribute reference becomes the call
+  (a name a `from` import binds is reported without a fix: its value was read at import time).
 - ``gone``: ``old = "what to do instead"``: reported, no automatic fix.
 - ``modules``: ``old_module = "new_module"`` (or ``""`` for none): imports of the module.
 - ``rule_module``: the registry module whose class makes the entry's rule (``rule_for`` with a
@@ -140,12 +143,19 @@ class Entry:
     calls: dict[str, CallTemplate] = field(default_factory=dict)
     gone: dict[str, str] = field(default_factory=dict)
     modules: dict[str, str] = field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)
     examples: tuple[Example, ...] = ()
     rule_module: str | None = None
 
     @property
     def names(self) -> frozenset[str]:
-        return frozenset([*self.moves, *self.calls, *self.gone])
+        return frozenset([*self.moves, *self.calls, *self.gone, *self.values])
+
+    def replacement(self, old: str) -> str | None:
+        """What the fix writes for ``old``: the new name, function, or call of a value's function."""
+        if old in self.values:
+            return f"{self.values[old]}()"
+        return self.moves.get(old) or (self.calls[old].call if old in self.calls else None)
 
 
 def _entry(raw: dict[str, Any]) -> Entry:
@@ -184,6 +194,7 @@ def _entry(raw: dict[str, Any]) -> Entry:
         calls=calls,
         gone=dict(raw.get("gone", {})),
         modules=dict(raw.get("modules", {})),
+        values=dict(raw.get("values", {})),
         examples=examples,
         rule_module=raw.get("rule_module"),
     )
@@ -221,14 +232,13 @@ class CatalogueRule(Rule):
         """What happened to ``old`` and what to use; the engine adds the release and what the wheel does."""
         entry = self.entry
         verb = _VERBS[entry.change]
-        new = entry.moves.get(old) or (entry.calls[old].call if old in entry.calls else None)
+        new = entry.replacement(old)
         advice = f"use `{new}`" if new else entry.gone.get(old, "")
         return f"`{old}` ({how}) {verb}" + (f"; {advice}" if advice else "")
 
     def _help(self, old: str) -> str | None:
-        entry = self.entry
-        new = entry.moves.get(old) or (entry.calls[old].call if old in entry.calls else None)
-        return f"use `{new}`" if new else entry.gone.get(old)
+        new = self.entry.replacement(old)
+        return f"use `{new}`" if new else self.entry.gone.get(old)
 
     @property
     def _applicability(self) -> Applicability:
@@ -277,15 +287,18 @@ class CatalogueRule(Rule):
                         return fix
         if qualname in entry.calls:
             return self._call_fix(ctx, node, qualname, call)
-        if qualname not in entry.moves or not isinstance(node, ast.Attribute):
+        new = entry.moves.get(qualname) or entry.values.get(qualname)
+        if new is None or not isinstance(node, ast.Attribute):
             return None
-        reference = reference_for_new_name(ctx, entry.moves[qualname], node, qualname)
+        reference = reference_for_new_name(ctx, new, node, qualname)
         if reference is None:
             return None
         text, imports = reference
+        if qualname in entry.values:  # (the value is what the new function returns)
+            text = f"{text}()"
         return Fix(
             f"use `{text}`", self._applicability, (Edits(ctx.source).replace(node, text),), imports,
-            _released(node, qualname, entry.moves[qualname]), replaces=qualname,
+            _released(node, qualname, new), replaces=qualname if qualname in entry.moves else None,
         )
 
     def _call_fix(self, ctx: Context, node: ast.expr, qualname: str, call: ast.Call | None) -> Fix | None:
@@ -400,7 +413,7 @@ def rule_for(
     """The rule of one entry, its class made as a rule author would write it by hand; ``base``: a
     subclass that adds to it (a fix), with the ``availability`` of that fix."""
     if availability is None:
-        fixable = bool(entry.moves or entry.calls)
+        fixable = bool(entry.moves or entry.calls or entry.values)
         availability = (
             FixAvailability.NONE if not fixable
             else FixAvailability.UNSAFE if entry.unsafe

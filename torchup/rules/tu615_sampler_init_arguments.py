@@ -125,6 +125,7 @@ class SamplerInitArguments(Rule):
             """,
             findings=2,
             unsafe=True,
+            executable=False,  # (definitions only: the first example runs a subclass)
         ),
         Example(
             "not reported: another sampler's subclass, another base, no arguments",

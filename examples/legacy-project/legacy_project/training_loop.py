@@ -53,6 +53,10 @@ def train_step(model, head, batch, optimizer, scaler: GradScaler):
     return loss
 
 
+def device_for_training():
+    return "cuda" if torch.has_cuda and torch.cuda.is_available() else "cpu"
+
+
 def memory_report():
     reserved = torch.cuda.memory_cached()
     torch.cuda.reset_max_memory_allocated()
