@@ -85,7 +85,7 @@ def rule_names(rule: Rule) -> frozenset[str]:
     """The qualified names a rule looks for: declared names, methods as ``torch.Tensor.<m>``, the
     functions it renames, and a catalogue entry's names and modules."""
     looks = rule.looks_for
-    names = {*looks.names, *(f"torch.Tensor.{m}" for m in looks.methods), *rule.renames}
+    names = {*looks.names, *(f"torch.Tensor.{m}" for m in looks.methods), *rule.renames, *rule.reported_names}
     entry = getattr(rule, "entry", None)
     if entry is not None:
         names |= {*entry.names, *entry.modules}

@@ -61,7 +61,7 @@ def cases(rules: Iterable[Rule], fix: Any) -> dict[str, Case]:
                 case=case,
                 code=rule.code,
                 rule=rule.name,
-                change=(example.change or rule.change).value,
+                change=rule.change.value,
                 title=example.title,
                 source=example.source,
                 fixed=fix(example.source, unsafe=example.unsafe, select=[rule.code]),

@@ -39,7 +39,6 @@ class Context:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     target_python_option: str | None = None  # --target-python, as given
     target_version: str | None = None  # the torch release to migrate to (None: the newest known)
-    from_version: str | None = None  # the release the code runs on today (None: not known)
 
     @cached_property
     def python_target(self) -> PythonTarget:
@@ -60,17 +59,16 @@ class Context:
         subject: str | None = None,
         confidence: Confidence = Confidence.CERTAIN,
         since: str | None = None,
-        change: Change | None = None,
     ) -> None:
         """``receiver_method``: the finding is on a call of this method; unless the receiver is
         surely a tensor (``confidence``: torchup.analysis.receivers), a class of the project's may
         define it (torchup.analysis.project); ``patches``: the finding is a
         mock or patch of this qualified name (torchup.analysis.patch_targets); ``subject``: the finding is a
         use of this qualified name, one a fix of the rule renames (``Rule.renames``): without a fix,
-        the mocks of that name cannot change safely either. ``since`` and ``change``: the release and
-        what its wheel does, for a rule whose facts span releases (the rule's own otherwise)."""
+        the mocks of that name cannot change safely either. ``since``: the release that made the
+        change, for a rule whose facts span releases (the rule's own otherwise)."""
         assert self.rule is not None
-        if self._runs_only_on_old_torch(node, change or self.rule.change):
+        if self._runs_only_on_old_torch(node):
             return  # already migrated: the old spelling next to the new one (torchup.analysis.old_torch)
         if fix is not None and confidence is not Confidence.CERTAIN and fix.applicability is Applicability.SAFE:
             fix.applicability = Applicability.UNSAFE  # (torchup.analysis.receivers: never safe unless surely torch's)
@@ -102,13 +100,14 @@ class Context:
                 patches=patches,
                 subject=subject,
                 since=since or self.rule.since,
-                change=(change or self.rule.change).value,
+                change=self.rule.change.value,
                 confidence=confidence,
             )
         )
 
-    def _runs_only_on_old_torch(self, node: ast.AST, change: Change) -> bool:
-        return runs_only_on_old_torch(self.tree, node, self.source.segment, change.value == "raises")
+    def _runs_only_on_old_torch(self, node: ast.AST) -> bool:
+        assert self.rule is not None
+        return runs_only_on_old_torch(self.tree, node, self.source.segment, self.rule.change.value == "raises")
 
     # -- questions -----------------------------------------------------------------------------
     def qualified_name(self, expr: ast.AST) -> str | None:

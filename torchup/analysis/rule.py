@@ -67,9 +67,6 @@ class Example:
     # before the change (or an older one) and the target. CI has 2.13 and 2.14 only; the others run
     # by the maintainer command (tools/run_examples.py).
     versions: tuple[str, str] = ("2.13", "2.14")
-    # What the release does to this example's original, where a rule's facts span several kinds of
-    # change (TU614: most raise, the checkpoint's warns); None: the rule's ``change``.
-    change: Change | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", textwrap.dedent(self.source).lstrip("\n"))
@@ -228,6 +225,9 @@ class Rule:
     # The kinds of API change (torchup/data/api_changes.json: "parameter-kind-changed", ...) the rule
     # handles for the names it looks for; empty: every kind its names and docs spell (tools/coverage.py).
     api_change_kinds: ClassVar[tuple[str, ...]] = ()
+    # Qualified names the rule reports that ``looks_for`` reaches through a word rather than by
+    # name (TU616's `torch.hub.list`, through `hub`): the API changes of these are the rule's too.
+    reported_names: ClassVar[tuple[str, ...]] = ()
     docs: ClassVar[RuleDocs]
     examples: ClassVar[tuple[Example, ...]] = ()
     engine_emitted: ClassVar[bool] = False  # findings made by the engine itself (TU0xx)

@@ -307,7 +307,7 @@ class Checker:
             tree = resolver.tree
             settings = self.file_settings(source.path)
             ctx = Context(source, tree, resolver, target_python_option=settings.target_python,
-                          target_version=settings.target_version, from_version=settings.from_version)
+                          target_version=settings.target_version)
             for rule in rules:
                 if _runs(rule, focus):
                     ctx.rule = rule

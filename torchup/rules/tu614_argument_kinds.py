@@ -23,8 +23,6 @@ from torchup.core.lexing import Spans
 from torchup.prefilter.requirements import NameRequirements
 from torchup.rules.tu601_torch_load_weights_only import uses
 
-_CHANGES = {"raises": Change.RAISES, "warns": Change.WARNS}
-
 
 @dataclass(frozen=True)
 class KindChange:
@@ -38,8 +36,7 @@ class KindChange:
     keyword_only: frozenset[str]  # positional before, keyword-only now
     positional_only: frozenset[str]  # keyword allowed before, positional-only now
     removed_later: dict[str, str]  # parameters a later release removed, and that release
-    change: Change  # what the wheel did with the old call when it was run
-    message: str  # ... and what it said
+    message: str  # what the wheel said when the data tool ran the old call
     evidence: str
 
     @cached_property
@@ -73,14 +70,17 @@ class KindChange:
 
 
 def _load() -> tuple[KindChange, ...]:
+    """The changes whose old call the wheels reject. Those they still take are left out (the
+    distributed checkpoint's `save`/`load` move a second positional argument to `storage_writer=`/
+    `storage_reader=` and warn): such code keeps working, and their words (`save`, `load`) stand in
+    hundreds of files each, which the pre-filter would then read (see the docs)."""
     found = []
     for entry in json.loads(data_text("argument_kinds.json"))["changes"]:
-        change = _CHANGES.get(entry["wheel"]["change"])
-        if change is None:  # (the wheel took the old call as it was: nothing to report)
+        if entry["wheel"]["change"] != "raises":
             continue
         found.append(KindChange(
             entry["name"], tuple(entry["aliases"]), entry["release"], entry["old"], entry["new"],
-            frozenset(entry["keyword_only"]), frozenset(entry["positional_only"]), entry["removed_later"], change,
+            frozenset(entry["keyword_only"]), frozenset(entry["positional_only"]), entry["removed_later"],
             entry["wheel"]["message"], entry["evidence"],
         ))
     return tuple(found)
@@ -88,13 +88,36 @@ def _load() -> tuple[KindChange, ...]:
 
 CHANGES = _load()
 BY_NAME = {name: change for change in CHANGES for name in (change.name, *change.aliases)}
-# A file that refers only to the functions with positional-only parameters (`torch.is_tensor`, common
-# in code) can hold a finding only where it spells one of those parameters before `=`.
-_BY_POSITION = NameRequirements(tuple(sorted(name for name, change in BY_NAME.items() if change.keyword_only)))
-_BY_KEYWORD = NameRequirements(tuple(sorted(name for name, change in BY_NAME.items() if change.positional_only)))
 _KEYWORD = "|".join(sorted({p for change in CHANGES for p in change.positional_only}))
-_KEYWORD_GIVEN = re.compile(rf"\b(?:{_KEYWORD})[ \t]*=(?!=)")
+# A keyword argument stands after a call's `(` or `,`, with blanks, line continuations and comments
+# between (`t = ...` starts no argument). A comment ends at its line's end: one way to read `# #`,
+# not one per split of it (a pattern that let it end anywhere backtracked for minutes on such lines).
+_KEYWORD_GIVEN = re.compile(rf"[(,](?:[ \t\r\n\f\\]|#[^\n]*\n)*(?:{_KEYWORD})[ \t]*=(?!=)")
 _KEYWORD_GIVEN_BYTES = re.compile(_KEYWORD_GIVEN.pattern.encode())
+
+
+@dataclass(frozen=True)
+class _Requirements(NameRequirements):
+    """What a file must spell to hold a finding: a reference to a function with keyword-only
+    parameters, or to one with positional-only parameters (`torch.is_tensor`, in 65 of torch's own
+    files) and one of those parameters passed by keyword. Asked before the file is lexed
+    (checker._names_not_referred): torch 2.14.1's sources, lexed for this rule, 15 files fewer."""
+
+    @cached_property
+    def _by_position(self) -> NameRequirements:
+        return NameRequirements(tuple(name for name in self.names if BY_NAME[name].keyword_only))
+
+    @cached_property
+    def _by_keyword(self) -> NameRequirements:
+        return NameRequirements(tuple(name for name in self.names if BY_NAME[name].positional_only))
+
+    def could_refer(self, text: str | bytes, spans: Spans[str] | Spans[bytes] | None = None) -> bool:
+        if self._by_position.could_refer(text, spans):
+            return True
+        if not self._by_keyword.could_refer(text, spans):
+            return False
+        given = _KEYWORD_GIVEN_BYTES if isinstance(text, bytes) else _KEYWORD_GIVEN
+        return given.search(text) is not None  # type: ignore[arg-type]
 
 
 def _listing() -> str:
@@ -102,19 +125,13 @@ def _listing() -> str:
     for change in CHANGES:
         moved = [f"`{p}`" for p in sorted(change.keyword_only | change.positional_only)]
         kind = "keyword-only" if change.keyword_only else "positional-only"
-        lines.append(f"- `{change.name}` (torch {change.release}, {change.change.value}): {', '.join(moved)} {kind}")
+        lines.append(f"- `{change.name}` (torch {change.release}): {', '.join(moved)} {kind}")
     return "\n        ".join(lines)  # (indented as the docs around it, which are dedented)
 
 
-def _still(change: KindChange) -> str:
-    """What the wheel does with the old call, where it still takes it."""
-    return ", which still takes the old call with a warning" if change.change is Change.WARNS else ""
-
-
 def _error(change: KindChange) -> str:
-    """What the wheel said when the tool ran an old call: a warning's text, or the error's type (its
-    text counts the arguments of the tool's call, not of this one)."""
-    return change.message if change.change is Change.WARNS else change.message.partition(":")[0]
+    """The error's type (its text counts the arguments of the data tool's call, not of this one)."""
+    return change.message.partition(":")[0]
 
 
 def _names(names: list[str]) -> str:
@@ -142,8 +159,7 @@ class ArgumentKinds(Rule):
         {_listing()}
 
         Not reported: calls that pass those arguments the new way, a call with `*args` before
-        them (their number is unknown), changes newer than `--target-version`, and a call the wheels
-        still take with a warning where the from-version already warned (the checkpoint's, from 2.3).
+        them (their number is unknown), and changes newer than `--target-version`.
         """,
         why="""
         Python rejects such a call before the function runs: `TypeError: export() takes from 1 to
@@ -152,7 +168,9 @@ class ArgumentKinds(Rule):
         tool then runs each old call in the local wheels (2.13.0, 2.14.1): a wrapper may still take
         it. The distributed checkpoint's `save`/`load` do (a second positional argument goes to
         `storage_writer=`/`storage_reader=` with a UserWarning, "The argument order of save has been
-        changed"): those findings say `warns`, the others `raises`.
+        changed"): they are left out, a call that still works, whose words stand in hundreds of
+        files (`save` in 229 of torch's own, 144 of transformers'), each of which the pre-filter
+        would then read.
         """,
         fix="""
         Each argument is bound as the old release bound it: a positional argument after the new
@@ -167,8 +185,8 @@ class ArgumentKinds(Rule):
         Safe: every argument reaches the same parameter as on the release before the change, and
         the new call is one that release accepts too. tests/test_argument_kinds.py binds each
         rewrite to the old and the new signature of every function in the data and checks that
-        the bindings agree; the examples run under the releases before and after (the checkpoint's
-        under 2.13.0 and 2.14.1 in CI).
+        the bindings agree; the examples run under the releases before and after (2.11.0 and 2.4.1
+        against 2.14.1: docs/proofs.md).
         """,
         wheels_vs_notes="""
         The diff finds 44 parameter-kind changes from 2.0 to 2.15; this rule takes those a rewrite
@@ -194,39 +212,6 @@ class ArgumentKinds(Rule):
                 torch.onnx.export(model, (sample,), path, export_params=True, verbose=False, dynamo=False)
             """,
             executable=False,  # (the exporter needs the onnx package: tests/test_argument_kinds.py checks the binding)
-        ),
-        Example(
-            "a distributed checkpoint's storage by position (a warning)",
-            """
-            import tempfile
-            import torch
-            import torch.distributed.checkpoint as dcp
-
-            def round_trip(tensor):
-                with tempfile.TemporaryDirectory() as folder:
-                    dcp.save({"weight": tensor}, dcp.FileSystemWriter(folder))
-                    restored = {"weight": torch.zeros_like(tensor)}
-                    dcp.load(restored, dcp.FileSystemReader(folder))
-                return restored["weight"]
-
-            weight = round_trip(A.detach())
-            """,
-            fixed="""
-            import tempfile
-            import torch
-            import torch.distributed.checkpoint as dcp
-
-            def round_trip(tensor):
-                with tempfile.TemporaryDirectory() as folder:
-                    dcp.save({"weight": tensor}, storage_writer=dcp.FileSystemWriter(folder))
-                    restored = {"weight": torch.zeros_like(tensor)}
-                    dcp.load(restored, storage_reader=dcp.FileSystemReader(folder))
-                return restored["weight"]
-
-            weight = round_trip(A.detach())
-            """,
-            findings=2,
-            change=Change.WARNS,
         ),
         Example(
             "a compile region's options by position",
@@ -285,7 +270,7 @@ class ArgumentKinds(Rule):
                 torch.onnx.export(model, (x,), path, export_params=True, verbose=False)
                 torch.onnx.export(model, (x,), path)
                 torch.onnx.export(*args)
-                dcp.save(state, checkpoint_id=path)
+                dcp.save(state, dcp.FileSystemWriter(path))
                 onnx.export(model, x, path, True)
                 return torch.is_tensor(x)
             """,
@@ -293,21 +278,12 @@ class ArgumentKinds(Rule):
         ),
     )
 
-    def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
-        if _BY_POSITION.could_refer(spans.text, spans):
-            return True
-        given = _KEYWORD_GIVEN_BYTES if isinstance(spans.text, bytes) else _KEYWORD_GIVEN
-        return given.search(spans.text) is not None and _BY_KEYWORD.could_refer(spans.text, spans)  # type: ignore[arg-type]
-
     def check(self, ctx: Context) -> None:
         target = release_tuple(ctx.target_version) if ctx.target_version else None
         for use in uses(ctx, frozenset(BY_NAME)):
             change = BY_NAME[use.qualname]
             if use.call is None or (target is not None and release_tuple(change.release) > target):
                 continue
-            if change.change is Change.WARNS and ctx.from_version and release_tuple(ctx.from_version) >= \
-                    release_tuple(change.release):
-                continue  # (a warning the code already meets today: as for a rule that warns, Rule.on_by_default)
             if change.keyword_only:
                 self._by_position(ctx, use.node, use.call, use.skip, change, target)
             if change.positional_only:
@@ -336,12 +312,10 @@ class ArgumentKinds(Rule):
         ctx.report(
             node,
             f"`{change.short}(...)` passes {_names(names)} by position: keyword-only since torch {change.release}"
-            f"{_still(change)}{more} ({_error(change)})",
+            f"{more} ({_error(change)})",
             help=f"pass {them} by keyword" if not gone else "pass the others by keyword; see what replaced the rest",
             fix=Fix(f"pass {them} by keyword", Applicability.SAFE, tuple(edits)) if edits else None,
             since=change.release,
-            change=change.change,
-            severity=Severity.ERROR if change.change is Change.RAISES else Severity.WARNING,
         )
 
     def _by_keyword(self, ctx: Context, node: ast.expr, call: ast.Call, skip: int, change: KindChange) -> None:
@@ -355,13 +329,15 @@ class ArgumentKinds(Rule):
             ctx.report(
                 node,
                 f"`{change.short}(...)` passes `{keyword.arg}` by keyword: positional-only since torch "
-                f"{change.release}{_still(change)} ({_error(change)})",
+                f"{change.release} ({_error(change)})",
                 help=f"pass `{keyword.arg}` by position",
                 fix=fix,
                 since=change.release,
-                change=change.change,
             )
 
+
+# (after the class: ``Rule.__init_subclass__`` derives the plain requirements from ``looks_for``)
+ArgumentKinds.name_requirements = _Requirements(ArgumentKinds.looks_for.names)
 
 RULE = ArgumentKinds()
 

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from torchup.analysis.context import Context
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Edit, Fix, Severity
+from torchup.core.lexing import Spans
 from torchup.rules.tu609_lr_scheduler_verbose import _is_super_init
 
 SAMPLER = frozenset({"torch.utils.data.Sampler", "torch.utils.data.sampler.Sampler"})
 SAMPLER_INIT = frozenset(f"{name}.__init__" for name in SAMPLER)
 # Bases that take no part in `super().__init__` (typing's generics): `class S(Sampler[int], Generic[T])`.
 TYPING_BASES = frozenset({"typing.Generic", "typing.Protocol", "typing_extensions.Protocol"})
+
+# What a file needs besides a reference to `Sampler` (``may_report``): a class whose bases spell it,
+# or the explicit `Sampler.__init__`, or `Sampler` under another name (`import ... Sampler as S`,
+# `Base = data.Sampler`), whose classes the text cannot show. Data-loading code names `Sampler` far
+# more often than it subclasses it (torch's own utils/data: 4 files parsed for nothing without this).
+_MAY_SUBCLASS = re.compile(
+    r"\bclass\s+\w+\s*\([^)]*\bSampler\b"  # (a base call `Mixin()` ends the match: not this rule's class)
+    r"|\bSampler\s*\.\s*__init__\b|\bSampler\s+as\b|=\s*[\w.]*\bSampler\b"
+)
+_MAY_SUBCLASS_BYTES = re.compile(_MAY_SUBCLASS.pattern.encode())
 
 
 class SamplerInitArguments(Rule):
@@ -148,6 +160,10 @@ class SamplerInitArguments(Rule):
             findings=0,
         ),
     )
+
+    def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
+        pattern = _MAY_SUBCLASS_BYTES if isinstance(spans.text, bytes) else _MAY_SUBCLASS
+        return pattern.search(spans.text) is not None and super().may_report(spans)  # type: ignore[arg-type]
 
     def focus_lines(self, text: str) -> list[int]:
         # `super().__init__(...)` spells no `Sampler`: keep the `__init__` lines of a file that names it.

@@ -5,7 +5,6 @@ import functools
 
 import functorch
 import torch
-import torch.distributed.checkpoint
 import torch.utils.dlpack
 import torch.nn.functional as F
 from torch._six import inf
@@ -135,9 +134,9 @@ def is_gpu_capsule(device_type):
     return device_type == torch.utils.dlpack.DLDeviceType.kDLGPU
 
 
-def save_sharded(state, folder):
-    # The distributed checkpoint of torch 2.2 took its storage writer by position.
-    torch.distributed.checkpoint.save(state, torch.distributed.checkpoint.FileSystemWriter(folder))
+def export_with_weights(model, example, path):
+    # torch 2.0's exporter took its options by position.
+    torch.onnx.export(model, (example,), path, True, False)
 
 
 checkpoint_all = functools.partial(torch.load, map_location="cpu")
