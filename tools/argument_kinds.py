@@ -37,6 +37,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from probe_source import RESOLVE
+
 ROOT = Path(__file__).resolve().parents[1]
 API_CHANGES = ROOT / "torchup" / "data" / "api_changes.json"
 OUTPUT = ROOT / "torchup" / "data" / "argument_kinds.json"
@@ -113,19 +116,8 @@ def _release(text: str) -> tuple[int, ...]:
 
 
 # Run in each interpreter (stdin: the entries): call each function the old way with placeholders.
-PROBE = """
-import importlib, inspect, json, sys, warnings
-def resolve(path):
-    parts = path.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            found = importlib.import_module(".".join(parts[:cut]))
-            break
-        except Exception:
-            continue
-    for part in parts[cut:]:
-        found = getattr(found, part)
-    return found
+PROBE = RESOLVE + """
+import json, sys, warnings
 out = {}
 for entry in json.load(sys.stdin):
     try:

@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import api_diff
 from api_history import RELEASES, WHEELS, wheel_for
+from probe_source import RESOLVE
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "torchup" / "data" / "public_twins.json"
@@ -43,21 +44,8 @@ ENVS = Path.home() / ".cache" / "torchup" / "envs"
 PYTHONS = [ENVS / "torch-2.13.0" / "bin" / "python", ENVS / "torch-2.14.1" / "bin" / "python"]
 
 # Run in each interpreter: which pairs name one object there (stdin: the pairs as JSON).
-CONFIRM = """
-import importlib, json, sys
-def resolve(path):
-    parts = path.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            found = importlib.import_module(".".join(parts[:cut]))
-            break
-        except Exception:
-            continue
-    else:
-        raise LookupError(path)
-    for part in parts[cut:]:
-        found = getattr(found, part)
-    return found
+CONFIRM = RESOLVE + """
+import json, sys
 same = []
 for private, public in json.load(sys.stdin).items():
     try:
