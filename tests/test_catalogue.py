@@ -28,7 +28,7 @@ def test_every_entry_is_complete_and_a_registered_rule() -> None:
     for entry in load_entries():
         assert entry.code not in seen and entry.code in codes
         seen.add(entry.code)
-        assert entry.names or entry.modules, entry.code
+        assert entry.names or entry.modules or entry.keywords, entry.code
         assert entry.evidence and entry.why and entry.what, entry.code
         assert any(example.findings for example in entry.examples), f"{entry.code}: no positive example"
         for old, template in entry.calls.items():
@@ -159,3 +159,15 @@ def test_a_value_becomes_the_call_of_its_function_except_through_a_from_import()
     assert fix(source, unsafe=True, select=["TU640"]) == (
         "import torch\nfrom torch import has_mps\nok = torch.backends.cuda.is_built() or has_mps\n"
     )
+
+
+def test_a_renamed_keyword_is_renamed_in_place_unless_the_new_one_is_given_too() -> None:
+    """``keywords``: each call that passes the old keyword passes the new one; a call that passes
+    both (a TypeError on the old release too) is reported without a fix."""
+    source = (
+        "from torch.autograd import gradcheck, gradgradcheck\n"
+        "a = gradcheck(f, x, check_sparse_nnz=True)\n"
+        "b = gradgradcheck(f, x, check_sparse_nnz=True, masked=False)\n"
+    )
+    assert [d.code for d in check(source, ["TU641"])] == ["TU641", "TU641"]
+    assert fix(source, select=["TU641"]) == source.replace("x, check_sparse_nnz=True)", "x, masked=True)")

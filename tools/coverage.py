@@ -88,7 +88,7 @@ def rule_names(rule: Rule) -> frozenset[str]:
     names = {*looks.names, *(f"torch.Tensor.{m}" for m in looks.methods), *rule.renames, *rule.reported_names}
     entry = getattr(rule, "entry", None)
     if entry is not None:
-        names |= {*entry.names, *entry.modules}
+        names |= {*entry.names, *entry.modules, *entry.keywords}
     return frozenset(names)
 
 

@@ -16,6 +16,9 @@ What an entry can say of an old name:
 - ``values``: ``old = "new_function"``: a name whose value is now what a function returns
   (`torch.has_cuda` -> `torch.backends.cuda.is_built()`); each attribute reference becomes the call
   (a name a `from` import binds is reported without a fix: its value was read at import time).
+- ``keywords``: ``function = {old = "new"}``: a keyword argument of ``function`` renamed; each call
+  that passes ``old=`` passes ``new=`` instead (not where it passes both). Its words are the old
+  keywords, which a call must spell: the function's name, in most files that use it, is not.
 - ``gone``: ``old = "what to do instead"``: reported, no automatic fix.
 - ``modules``: ``old_module = "new_module"`` (or ``""`` for none): imports of the module.
 - ``rule_module``: the registry module whose class makes the entry's rule (``rule_for`` with a
@@ -144,6 +147,7 @@ class Entry:
     gone: dict[str, str] = field(default_factory=dict)
     modules: dict[str, str] = field(default_factory=dict)
     values: dict[str, str] = field(default_factory=dict)
+    keywords: dict[str, dict[str, str]] = field(default_factory=dict)
     examples: tuple[Example, ...] = ()
     rule_module: str | None = None
 
@@ -195,6 +199,7 @@ def _entry(raw: dict[str, Any]) -> Entry:
         gone=dict(raw.get("gone", {})),
         modules=dict(raw.get("modules", {})),
         values=dict(raw.get("values", {})),
+        keywords={function: dict(renames) for function, renames in raw.get("keywords", {}).items()},
         examples=examples,
         rule_module=raw.get("rule_module"),
     )
@@ -221,11 +226,27 @@ class CatalogueRule(Rule):
         for node, qualname, call in ctx.references_to(entry.names):
             fix = self._reference_fix(ctx, node, qualname, call, import_fixes)
             ctx.report(node, self._message(qualname, "used"), fix=fix, help=self._help(qualname))
+        if entry.keywords:
+            self._check_keywords(ctx)
         for alias, module in _module_imports(ctx, entry):
             new = entry.modules[module]
             # A module with no new home is gone, whatever the entry's other names do.
             what = f"{_VERBS[entry.change]}; use `{new}`" if new else "is gone (ModuleNotFoundError)"
             ctx.report(alias, f"`{module}` (imported) {what}")
+
+    def _check_keywords(self, ctx: Context) -> None:
+        renames = self.entry.keywords
+        for call, qualname in ctx.calls_to(frozenset(renames)):
+            given = {keyword.arg for keyword in call.keywords}
+            for keyword in call.keywords:
+                new = renames[qualname].get(keyword.arg or "")
+                if new is None:
+                    continue
+                fix = None if new in given else Fix(
+                    f"use `{new}=`", self._applicability, (Edits(ctx.source).rename_keyword(keyword, new),)
+                )
+                ctx.report(keyword, f"`{qualname}({keyword.arg}=)` {_VERBS[self.entry.change]}; use `{new}=`",
+                           fix=fix, help=f"use `{new}=` (the same value)")
 
     # -- messages ----------------------------------------------------------------------------------
     def _message(self, old: str, how: str) -> str:
@@ -395,7 +416,8 @@ def _module_imports(ctx: Context, entry: Entry) -> list[tuple[ast.alias, str]]:
 
 
 def _words(entry: Entry) -> LooksFor:
-    return LooksFor(names=tuple(sorted(entry.names)), modules=tuple(sorted(entry.modules)))
+    keywords = sorted({old for renames in entry.keywords.values() for old in renames})
+    return LooksFor(names=tuple(sorted(entry.names)), modules=tuple(sorted(entry.modules)), keywords=tuple(keywords))
 
 
 def build_rules() -> tuple[Rule, ...]:
@@ -413,7 +435,7 @@ def rule_for(
     """The rule of one entry, its class made as a rule author would write it by hand; ``base``: a
     subclass that adds to it (a fix), with the ``availability`` of that fix."""
     if availability is None:
-        fixable = bool(entry.moves or entry.calls or entry.values)
+        fixable = bool(entry.moves or entry.calls or entry.values or entry.keywords)
         availability = (
             FixAvailability.NONE if not fixable
             else FixAvailability.UNSAFE if entry.unsafe

@@ -56,6 +56,15 @@ def device_for_training():
     return "cuda" if torch.has_cuda and torch.cuda.is_available() else "cpu"
 
 
+def check_gradients(fn, inputs):
+    return torch.autograd.gradcheck(fn, inputs, check_sparse_nnz=False)
+
+
+def shard(model):
+    frozen = list(model.embeddings.parameters())
+    return torch.distributed.fsdp.FullyShardedDataParallel(model, ignored_parameters=frozen)
+
+
 def memory_report():
     reserved = torch.cuda.memory_cached()
     torch.cuda.reset_max_memory_allocated()
