@@ -457,3 +457,26 @@ def test_tu616_the_default_asks_on_stdin_and_the_fix_does_not(tmp_path: Path) ->
             lines = completed.stdout.splitlines()  # (the default; then the question input() asked, if any)
             outcomes.append((lines[0], "Do you trust this repository" in completed.stdout, lines[-1][-8:]))
         assert outcomes == [("check", True, "EOFError"), ("check", False, "ran")], version
+
+
+# -- TU617 torchelastic's logs_specs --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("call, found", [
+    ("LocalElasticAgent(spec)", 1),  # logs_specs is required since 2.3
+    ('LocalElasticAgent(spec, "spawn")', 1),  # 2.2's start method, second
+    ("LocalElasticAgent(spec, logs)", 0),  # a LogsSpecs, for all the code shows
+    ("LocalElasticAgent(spec, log_dir=d, logs_specs=s)", 1),
+    ("start_processes('w', fn, {}, {}, '/tmp/logs')", 1),  # the fifth was log_dir
+    ("start_processes('w', fn, {}, {}, attempt_log_dir)", 1),
+    ("start_processes('w', fn, {}, {}, specs)", 0),  # (the new logs_specs, by position, for all the code shows)
+    ("start_processes('w', fn, {}, {}, logs_specs=specs)", 0),
+    ("LocalElasticAgent(*parts)", 0),
+])
+def test_tu617_agents_and_process_starters(call: str, found: int) -> None:
+    source = (
+        "from torch.distributed.elastic.agent.server.local_elastic_agent import LocalElasticAgent\n"
+        "from torch.distributed.elastic.multiprocessing import start_processes\n"
+        f"x = {call}\n"
+    )
+    assert len(check(source, ["TU617"])) == found

@@ -74,6 +74,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "hub-trust": ("TU616",),
     "onnx-removed": ("TU636", "TU637"),
     "has-flags": ("TU640",),
+    "elastic-logs": ("TU617",),
     "pytree": ("TU623",),
     "old-linalg": ("TU624", "TU625", "TU626", "TU627", "TU628"),
     "torchscript": ("TU173",),

@@ -55,6 +55,7 @@ RULE_MODULES = (
     "tu614_argument_kinds",
     "tu615_sampler_init_arguments",
     "tu616_hub_trust_repo",
+    "tu617_elastic_logs_specs",
     "tu620_catalogue",
     "tu625_torch_range",
     "tu701_require_grad_typo",

@@ -65,6 +65,14 @@ def shard(model):
     return torch.distributed.fsdp.FullyShardedDataParallel(model, ignored_parameters=frozen)
 
 
+def elastic_spec(handler, entrypoint):
+    from torch.distributed.elastic.agent.server.api import WorkerSpec
+    from torch.distributed.elastic.multiprocessing import Std
+
+    return WorkerSpec(role="trainer", local_world_size=2, rdzv_handler=handler, entrypoint=entrypoint,
+                      redirects=Std.ALL)
+
+
 def memory_report():
     reserved = torch.cuda.memory_cached()
     torch.cuda.reset_max_memory_allocated()
