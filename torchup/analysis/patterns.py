@@ -63,6 +63,18 @@ def bind_call(call: ast.Call, positional: list[str], keyword_only: tuple[str, ..
     return BoundCall(call, arguments, has_star_args, has_star_kwargs)
 
 
+def is_super_init(call: ast.Call) -> bool:
+    """``super().__init__(...)`` or ``super(Cls, self).__init__(...)``."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "__init__"
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "super"
+    )
+
+
 def literal_bool(node: ast.expr) -> bool | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, bool):
         return node.value

@@ -199,7 +199,8 @@ class Rule:
     # Whether the rule finds anything only where every trigger word is spelled (``LooksFor.together``).
     needs_every_trigger: ClassVar[bool] = False
     # For a rule whose findings come from qualified names only: the module words a file must also
-    # spell (``may_report`` asks it; torchup/prefilter/requirements.py).
+    # spell (``may_report`` asks it; torchup/prefilter/requirements.py). Derived like the others,
+    # unless the rule states a narrower one in its class (TU614: a keyword for `torch.is_tensor`).
     name_requirements: ClassVar[NameRequirements | None] = None
     # Whether the rule reads code in bodies that spell none of its words or keep words: a local
     # function passed to the call it looks at, every string in the file. Files it runs on are then
@@ -236,7 +237,8 @@ class Rule:
         super().__init_subclass__(**kwargs)
         if "looks_for" in cls.__dict__:
             cls.triggers, cls.word_roles, cls.path_words, cls.string_words = cls.looks_for.derive()
-            cls.name_requirements = cls.looks_for.name_requirements()
+            if "name_requirements" not in cls.__dict__:
+                cls.name_requirements = cls.looks_for.name_requirements()
             cls.needs_every_trigger = cls.looks_for.together
 
     @classmethod

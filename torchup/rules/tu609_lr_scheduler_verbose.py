@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchup.analysis.context import Context
-from torchup.analysis.patterns import Edits, literal_bool, literal_dict_keyword
+from torchup.analysis.patterns import Edits, is_super_init, literal_bool, literal_dict_keyword
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Fix
 
@@ -289,23 +289,10 @@ class LrSchedulerVerbose(Rule):
                 if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     continue
                 for call in ast.walk(method):
-                    if isinstance(call, ast.Call) and _is_super_init(call):
+                    if isinstance(call, ast.Call) and is_super_init(call):
                         base = ctx.qualified_name(next(b for b in cls.bases if ctx.qualified_name(b) in SCHEDULERS))
                         assert base is not None
                         self._check_call(ctx, call, base, positions[0])
-
-
-def _is_super_init(call: ast.Call) -> bool:
-    """``super().__init__(...)`` or ``super(Cls, self).__init__(...)``."""
-    func = call.func
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr == "__init__"
-        and isinstance(func.value, ast.Call)
-        and isinstance(func.value.func, ast.Name)
-        and func.value.func.id == "super"
-    )
-
 
 
 RULE = LrSchedulerVerbose()

@@ -148,6 +148,7 @@ class ArgumentKinds(Rule):
     severity = Severity.ERROR
     fix_availability = FixAvailability.SAFE
     looks_for = LooksFor(names=tuple(sorted(BY_NAME)))
+    name_requirements = _Requirements(tuple(sorted(BY_NAME)))
     api_change_kinds = ("parameter-kind-changed",)
     docs = RuleDocs(
         what=f"""
@@ -335,9 +336,6 @@ class ArgumentKinds(Rule):
                 since=change.release,
             )
 
-
-# (after the class: ``Rule.__init_subclass__`` derives the plain requirements from ``looks_for``)
-ArgumentKinds.name_requirements = _Requirements(ArgumentKinds.looks_for.names)
 
 RULE = ArgumentKinds()
 

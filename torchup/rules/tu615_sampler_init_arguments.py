@@ -6,10 +6,10 @@ import ast
 import re
 
 from torchup.analysis.context import Context
+from torchup.analysis.patterns import is_super_init
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Edit, Fix, Severity
 from torchup.core.lexing import Spans
-from torchup.rules.tu609_lr_scheduler_verbose import _is_super_init
 
 SAMPLER = frozenset({"torch.utils.data.Sampler", "torch.utils.data.sampler.Sampler"})
 SAMPLER_INIT = frozenset(f"{name}.__init__" for name in SAMPLER)
@@ -179,7 +179,7 @@ class SamplerInitArguments(Rule):
                 for method in cls.body:
                     if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         for call in ast.walk(method):
-                            if isinstance(call, ast.Call) and _is_super_init(call):
+                            if isinstance(call, ast.Call) and is_super_init(call):
                                 self._report(ctx, call, 0)
 
     @staticmethod

@@ -6,10 +6,10 @@ from __future__ import annotations
 import ast
 
 from torchup.analysis.context import Context
+from torchup.analysis.patterns import is_super_init
 from torchup.analysis.rule import Change, Example, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Severity
 from torchup.rules.tu601_torch_load_weights_only import uses
-from torchup.rules.tu609_lr_scheduler_verbose import _is_super_init
 
 WORKER_SPEC = frozenset({"torch.distributed.elastic.agent.server.WorkerSpec",
                          "torch.distributed.elastic.agent.server.api.WorkerSpec"})
@@ -116,7 +116,7 @@ class ElasticLogsSpecs(Rule):
             self._check_call(ctx, use.node, use.call, use.skip, short)
         for cls in ctx.walk():
             if isinstance(cls, ast.ClassDef) and [ctx.qualified_name(b) for b in cls.bases] == [next(iter(AGENT))]:
-                for call in (n for n in ast.walk(cls) if isinstance(n, ast.Call) and _is_super_init(n)):
+                for call in (n for n in ast.walk(cls) if isinstance(n, ast.Call) and is_super_init(n)):
                     self._check_call(ctx, call.func, call, 0, "LocalElasticAgent")
 
     def _check_call(self, ctx: Context, node: ast.expr, call: ast.Call, skip: int, short: str) -> None:
