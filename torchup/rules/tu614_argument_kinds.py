@@ -64,10 +64,6 @@ class KindChange:
         gone = self.removed_later.get(parameter)
         return parameter in self.new_names and (gone is None or (target is not None and release_tuple(gone) > target))
 
-    @property
-    def short(self) -> str:
-        return self.name.rpartition(".")[2]
-
 
 def _load() -> tuple[KindChange, ...]:
     """The changes whose old call the wheels reject. Those they still take are left out (the
@@ -312,7 +308,7 @@ class ArgumentKinds(Rule):
         more = f"; {_names(gone)} no longer exist{'s' if len(gone) == 1 else ''}" if gone else ""
         ctx.report(
             node,
-            f"`{change.short}(...)` passes {_names(names)} by position: keyword-only since torch {change.release}"
+            f"`{change.name}(...)` passes {_names(names)} by position: keyword-only since torch {change.release}"
             f"{more} ({_error(change)})",
             help=f"pass {them} by keyword" if not gone else "pass the others by keyword; see what replaced the rest",
             fix=Fix(f"pass {them} by keyword", Applicability.SAFE, tuple(edits)) if edits else None,
@@ -329,7 +325,7 @@ class ArgumentKinds(Rule):
                 fix = Fix(f"pass `{keyword.arg}` by position", Applicability.SAFE, (_unname(ctx, call, keyword),))
             ctx.report(
                 node,
-                f"`{change.short}(...)` passes `{keyword.arg}` by keyword: positional-only since torch "
+                f"`{change.name}(...)` passes `{keyword.arg}` by keyword: positional-only since torch "
                 f"{change.release} ({_error(change)})",
                 help=f"pass `{keyword.arg}` by position",
                 fix=fix,
