@@ -53,6 +53,25 @@ def test_select_by_torchfix_codes(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert (7, "TU702") not in found and (8, "TU601") in found
 
 
+def test_a_torchfix_noqa_that_silenced_a_finding_gets_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cold, from the findings cache, and replayed: the note is the same each time."""
+    (tmp_path / "m.py").write_text(CODE)
+    (tmp_path / "other.py").write_text("import torch\nx = torch.load('f.pt')  # noqa: TU601\n")
+    monkeypatch.chdir(tmp_path)
+    note = "`# noqa: TOR002` in m.py silenced a finding: TorchFix's TOR002 is torchup's TU701 (docs/torchfix.md)"
+    _, found, err = run(capsys, Path("."), "--isolated", "--select", "TU701,TU601")
+    assert found == [(5, "TU701"), (8, "TU601")] and note in err and err.count("note:") == 1
+    capsys.readouterr()
+    for _ in range(3):  # the first fills the cache (no --no-cache), the others take from it or replay
+        assert main(["check", "--isolated", "--select", "TU701,TU601", "--output-format", "json", "."]) == 1
+        assert note in capsys.readouterr().err
+    (tmp_path / "m.py").write_text(CODE.replace("# noqa: TOR002", "# noqa: TU701"))
+    _, found, err = run(capsys, Path("."), "--isolated", "--select", "TU701,TU601")
+    assert (3, "TU701") not in found and "note:" not in err
+
+
 def test_every_torchfix_code_has_a_rule() -> None:
     from torchup.core.torchfix import table
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from torchup.check.checker import Checker
 from torchup.core.diagnostics import Diagnostic
+from torchup.core.packages import forget_packages
 from torchup.core.python_target import forget_files
 from torchup.core.source import DecodeError, SourceFile
 from torchup.fix.fixer import fix_source as _fix
@@ -38,6 +39,7 @@ class FixResult:
 
 def _checker(select: Sequence[str] | None, ignore: Sequence[str], target_python: str | None) -> Checker:
     forget_files()  # an editor calls us again and again while pyproject.toml files change
+    forget_packages()  # (and `__init__.py` files)
     return Checker(select_rules(all_rules(), select, (), ignore), target_python=target_python)
 
 

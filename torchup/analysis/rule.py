@@ -229,6 +229,11 @@ class Rule:
     # Qualified names the rule reports that ``looks_for`` reaches through a word rather than by
     # name (TU616's `torch.hub.list`, through `hub`): the API changes of these are the rule's too.
     reported_names: ClassVar[tuple[str, ...]] = ()
+    # A package whose own files the rule does not check: what the rule says of the package's private
+    # parts does not hold inside it (TU705: torch's own modules import from `torch._C`). A file is the
+    # package's when every directory from it up to the package's holds an `__init__`
+    # (torchup/core/packages.py); like ``applies_to``, decided before the pre-filter.
+    not_in_package: ClassVar[str | None] = None
     docs: ClassVar[RuleDocs]
     examples: ClassVar[tuple[Example, ...]] = ()
     engine_emitted: ClassVar[bool] = False  # findings made by the engine itself (TU0xx)

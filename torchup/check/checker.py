@@ -20,6 +20,7 @@ from torchup.analysis.resolver import Focus, Resolver
 from torchup.analysis.rule import Rule
 from torchup.check.suppressions import UNUSED_NOQA, apply_suppressions, mentions_noqa
 from torchup.core.diagnostics import Confidence, Diagnostic, Severity
+from torchup.core.packages import top_package
 from torchup.core.python_target import resolve_target
 from torchup.core.source import DecodeError, SourceFile
 from torchup.prefilter.requirements import mentions_star_import
@@ -29,8 +30,8 @@ from torchup.rules import all_rules
 if TYPE_CHECKING:
     from torchup.prefilter.skeleton import Skeleton
 
-# What decides the rules for one file: its selection (by identity), target Pythons, target release.
-_RulesKey = tuple[int, frozenset[tuple[int, int]], "str | None"]
+# What decides the rules for one file: its selection (by identity), target Pythons, target release, package.
+_RulesKey = tuple[int, frozenset[tuple[int, int]], "str | None", "str | None"]
 
 SYNTAX_ERROR = "TU001"
 IO_ERROR = "TU000"
@@ -58,6 +59,7 @@ class Analysis:
     resolver: Resolver | None = None
     parsed: bool = False  # False: the pre-filter ruled the file out, or it did not parse
     methods: list[MethodDefinition] = field(default_factory=list)  # for torchup.analysis.project
+    torchfix_noqa: set[str] = field(default_factory=set)  # TorchFix codes whose noqa comment silenced a finding
 
 
 # The settings that decide what runs on one file (from the nearest config and the command line).
@@ -96,7 +98,7 @@ class Checker:
         self.prefilter = prefilter
         self.settings_for = settings_for
         self._codes: dict[int, tuple[tuple[Rule, ...], frozenset[str]]] = {}
-        self._fingerprints: dict[tuple[int, frozenset[tuple[int, int]]], tuple[FileSettings, str]] = {}
+        self._fingerprints: dict[tuple[int, frozenset[tuple[int, int]], str | None], tuple[FileSettings, str]] = {}
         self._fingerprint_in: dict[tuple[int, str], tuple[FileSettings, str]] = {}  # by (settings, directory)
         self._filter_in: dict[tuple[int, str], tuple[FileSettings, TriggerPattern | bool]] = {}
         self._rules_for: dict[_RulesKey, tuple[tuple[Rule, ...], list[Rule]]] = {}
@@ -118,13 +120,14 @@ class Checker:
         if known is not None and known[0] is settings:
             return known[1]
         target = resolve_target(settings.target_python, path)
-        key = (id(settings), target.versions)
+        package = top_package(path)  # (``Rule.not_in_package``)
+        key = (id(settings), target.versions, package)
         cached = self._fingerprints.get(key)
         if cached is None or cached[0] is not settings:  # (the identity check guards id reuse)
             codes = ",".join(sorted(rule.code for rule in settings.rules))
             versions = ",".join(f"{a}.{b}" for a, b in sorted(target.versions))
             text = f"{codes}|{versions}|{settings.target_version}|{settings.from_version}|{int(self.prefilter)}" \
-                f"|{settings.min_confidence.value}"
+                f"|{settings.min_confidence.value}|{package}"
             cached = self._fingerprints[key] = (settings, text)
         self._fingerprint_in[(id(settings), directory)] = cached
         return cached[1]
@@ -141,7 +144,8 @@ class Checker:
         """The selected rules that can fire on this file (its target Python and torch release)."""
         settings = self.file_settings(path)
         target = resolve_target(settings.target_python, path)
-        key = (id(settings.rules), target.versions, settings.target_version)
+        package = top_package(path)
+        key = (id(settings.rules), target.versions, settings.target_version, package)
         cached = self._rules_for.get(key)
         if cached is None or cached[0] is not settings.rules:  # (the identity check guards id reuse)
             rules = [
@@ -150,6 +154,7 @@ class Checker:
                 if not rule.engine_emitted
                 and rule.applies_to(target)
                 and applies_to_release(rule, settings.target_version)
+                and (rule.not_in_package is None or rule.not_in_package != package)
             ]
             cached = self._rules_for[key] = (settings.rules, rules)
         return list(cached[1])
@@ -341,6 +346,7 @@ class Checker:
             ran={rule.code for rule in rules} | engine,
             report_unused=UNUSED_NOQA in engine,
             unused_name=self.names.get(UNUSED_NOQA, UNUSED_NOQA),
+            torchfix_silencers=analysis.torchfix_noqa,
         )
         for diagnostic in analysis.diagnostics:
             fix = diagnostic.fix

@@ -98,6 +98,12 @@ class Directive:
         return self.codes is None or any(c.code == code or (is_torchfix(c.code) and code in torchup_codes(c.code))
                                          for c in self.codes)
 
+    def torchfix_codes_for(self, code: str) -> list[str]:
+        """The TorchFix codes by which it silences ``code``, when it does not name ``code`` itself."""
+        if self.codes is None or any(c.code == code for c in self.codes):
+            return []
+        return [c.code for c in self.codes if is_torchfix(c.code) and code in torchup_codes(c.code)]
+
 
 @dataclass
 class Suppressions:
@@ -285,11 +291,14 @@ def apply_suppressions(
     report_unused: bool = False,
     known: Collection[str] | None = None,
     unused_name: str = "unused-noqa",
+    torchfix_silencers: set[str] | None = None,
 ) -> list[Diagnostic]:
     """The findings no directive silences, plus TU002 findings when ``report_unused``.
 
     ``ran``: the codes of the rules that ran on this file (a directive's code for another rule is
     not unused). ``known``: every torchup code (default: the registry's), to tell a typo.
+    ``torchfix_silencers``: gets the TorchFix codes (`TOR102`) that silenced a finding here, for the
+    note that names their torchup codes.
     """
     if not (diagnostics or report_unused) or not mentions_noqa(source.text):
         return diagnostics  # nothing to silence and nothing to report: skip tokenizing the file
@@ -306,6 +315,8 @@ def apply_suppressions(
             kept.append(diagnostic)
         else:
             used.setdefault(id(directive), set()).add(diagnostic.code)
+            if torchfix_silencers is not None:
+                torchfix_silencers.update(directive.torchfix_codes_for(diagnostic.code.upper()))
     if report_unused:
         if known is None:
             from torchup.rules import all_rules

@@ -123,6 +123,8 @@ def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None 
         sys.stderr.write(f"torchup: error: {exc}\n")
         return EXIT_ERROR
     diagnostics = [d for d in result.diagnostics if checker.reports(d.code, d.path)]
+    for line in torchfix.noqa_notes(result.torchfix_noqa):
+        sys.stderr.write(f"torchup: note: {line}\n")
     output_format = settings.output_format
     if args.diff:
         sys.stdout.write("".join(result.diffs))

@@ -6,7 +6,7 @@ stands for the torchup rules that report what it did (torchup/data/torchfix.toml
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 
 from torchup.core.data import data_text
@@ -76,4 +76,19 @@ def notes(selectors: Sequence[str]) -> list[str]:
         if missing and mapped:
             line += f" (no torchup rule yet for {', '.join(missing)})"
         lines.append(line + " (docs/torchfix.md)")
+    return lines
+
+
+def noqa_notes(by_path: Mapping[str, Sequence[str]]) -> list[str]:
+    """One line per TorchFix code whose `# noqa` silenced a finding (``by_path``: the codes of each
+    file): the torchup codes it was read as, and where."""
+    files: dict[str, list[str]] = {}
+    for path, codes in sorted(by_path.items()):
+        for code in codes:
+            files.setdefault(code, []).append(path)
+    lines = []
+    for code, paths in sorted(files.items()):
+        where = paths[0] if len(paths) == 1 else f"{paths[0]} and {len(paths) - 1} more file{'s' * (len(paths) > 2)}"
+        lines.append(f"`# noqa: {code}` in {where} silenced a finding: TorchFix's {code} is torchup's "
+                     f"{', '.join(torchup_codes(code))} (docs/torchfix.md)")
     return lines

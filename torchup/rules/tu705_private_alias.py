@@ -64,6 +64,7 @@ class PrivateAlias(CatalogueRule):
     # those words, not by the last ones (`add`, `Tensor`), which nearly every file spells.
     looks_for = LooksFor(modules=tuple(sorted({_private_module(private) for private in ENTRY.moves})))
     renames: ClassVar[dict[str, str]] = dict(sorted(ENTRY.moves.items()))
+    not_in_package = "torch"  # (torch's own modules are where the public names come from)
     docs = RuleDocs(
         what="""
         Finds references to a function or class through a private module when a public module
@@ -72,7 +73,11 @@ class PrivateAlias(CatalogueRule):
         form, and the `from` import lines that bring them in. The pairs come from the wheels of
         torch 2.0 to 2.15, read by tools/public_twins.py, each confirmed to be one object by running
         torch 2.13.0 and 2.14.1 (torchup/data/public_twins.json, about 830 pairs). Off by default:
-        `--select TU705`, or TorchFix's `TOR104` (uses) and `TOR105` (imports).
+        `--select TU705`, or TorchFix's `TOR104` (uses) and `TOR105` (imports). Files of the torch
+        package itself (a `torch` directory with an `__init__.py`, and one in each directory down to
+        the file) are not checked: torch's own modules are where the public names are made from the
+        private ones (`torch/__init__.py` imports `torch._C`), and a private module is private to
+        the package, not from it.
         """,
         why="""
         A private module is torch's own business: it is renamed, split or removed without a

@@ -34,8 +34,8 @@ from torchup.run import replay
 from torchup.run.replay import CACHE_DIR_NAME
 
 # 2: the methods a file's classes define (torchup.analysis.project), a fix's `replaces`; 3: `parsed`;
-# 4: a finding's `since` and `change`; 5: its `confidence`
-_FORMAT = 5
+# 4: a finding's `since` and `change`; 5: its `confidence`; 6: the TorchFix codes whose noqa comment silenced one
+_FORMAT = 6
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by torchup.\n"
 
 
@@ -136,9 +136,10 @@ class Cache:
 
     def store(
         self, path: str, state: FileState, settings: str, diagnostics: list[Diagnostic],
-        methods: list[MethodDefinition], *, parsed: bool = True,
+        methods: list[MethodDefinition], *, parsed: bool = True, torchfix_noqa: list[str] | None = None,
     ) -> None:
-        """``parsed``: False when the pre-filter alone settled the file (``parsed(path)`` says so of a hit)."""
+        """``parsed``: False when the pre-filter alone settled the file (``parsed(path)`` says so of a
+        hit); ``torchfix_noqa``: the TorchFix codes whose `# noqa` silenced a finding there."""
         self.used[_absolute(path)] = (state.size, state.digest, settings, False)  # (one reading: findings, lines)
         self.entries[_absolute(path)] = {
             "size": state.size,
@@ -151,6 +152,7 @@ class Cache:
             "diagnostics": [_encode(d) for d in diagnostics],
             "methods": [[m.method, m.owner, m.line] for m in methods],
             "parsed": parsed,
+            "torchfix_noqa": list(torchfix_noqa or ()),
         }
         self.dirty = True
 
@@ -159,6 +161,12 @@ class Cache:
         that takes them from here says so as the run that made them would (torchup.cli.commands)."""
         entry = self.entries.get(_absolute(path))
         return not isinstance(entry, dict) or entry.get("parsed") is not False
+
+    def torchfix_noqa(self, path: str) -> list[str]:
+        """The TorchFix codes whose `# noqa` silenced a finding in the file of a hit (``lookup``)."""
+        entry = self.entries.get(_absolute(path))
+        codes = entry.get("torchfix_noqa") if isinstance(entry, dict) else None
+        return [code for code in codes if isinstance(code, str)] if isinstance(codes, list) else []
 
     def save(self) -> None:
         if not self.dirty:

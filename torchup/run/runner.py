@@ -85,6 +85,8 @@ class RunResult:
     targets: list[str] = field(default_factory=list)  # every path discovery gave, read or not (torchup.run.replay)
     methods: list[MethodDefinition] = field(default_factory=list)  # what their classes define (analysis.project)
     found: list[Target] = field(default_factory=list)  # the files discovery gave, read or not
+    # TorchFix codes whose noqa comment silenced a finding, by file (the report names their torchup codes)
+    torchfix_noqa: dict[str, list[str]] = field(default_factory=dict)
 
     def merge(self, other: RunResult) -> None:
         self.diagnostics.extend(other.diagnostics)
@@ -100,6 +102,7 @@ class RunResult:
         self.states.update(other.states)
         self.changed |= other.changed
         self.methods.extend(other.methods)
+        self.torchfix_noqa.update(other.torchfix_noqa)
 
 
 def run(paths: list[str], checker: Checker, discovery: Discovery, options: RunOptions) -> RunResult:
@@ -409,6 +412,9 @@ def _from_cache(
         result.files_not_parsed += 1
     result.diagnostics.extend(cached)
     result.methods.extend(methods)
+    silencers = options.cache.torchfix_noqa(target.path)
+    if silencers:
+        result.torchfix_noqa[target.path] = silencers
     if cached:  # the report shows their source lines
         with contextlib.suppress(OSError, DecodeError):
             result.sources[target.path] = SourceFile.from_bytes(target.path, _read(target.path))
@@ -425,7 +431,7 @@ def _store(cache: Cache, checker: Checker, result: RunResult) -> None:
     for path, state in result.states.items():
         if path not in result.changed and not is_notebook(path):
             cache.store(path, state, checker.fingerprint(path), by_path.get(path, []), methods.get(path, []),
-                        parsed=path not in result.unparsed)
+                        parsed=path not in result.unparsed, torchfix_noqa=result.torchfix_noqa.get(path, []))
     cache.save()
 
 
@@ -515,6 +521,8 @@ def _process(target: Target, checker: Checker, options: RunOptions, result: RunR
             analysis = checker.analyze(source, prescan)
             diagnostics = analysis.diagnostics
             result.methods.extend(analysis.methods)
+            if analysis.torchfix_noqa:
+                result.torchfix_noqa[path] = sorted(analysis.torchfix_noqa)
             if not analysis.parsed and not diagnostics:  # (ruled out by the pre-filter: a failed parse is a finding)
                 result.files_not_parsed += 1
                 result.unparsed.add(path)
