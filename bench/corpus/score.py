@@ -75,6 +75,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "onnx-removed": ("TU636", "TU637"),
     "has-flags": ("TU640",),
     "elastic-logs": ("TU617",),
+    "cpp-extension": ("TU618",),
+    "sdpa-params": ("TU619",),
     "pytree": ("TU623",),
     "old-linalg": ("TU624", "TU625", "TU626", "TU627", "TU628"),
     "torchscript": ("TU173",),

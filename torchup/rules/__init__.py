@@ -56,6 +56,8 @@ RULE_MODULES = (
     "tu615_sampler_init_arguments",
     "tu616_hub_trust_repo",
     "tu617_elastic_logs_specs",
+    "tu618_cpp_extension_device_type",
+    "tu619_sdpa_params_enable_gqa",
     "tu620_catalogue",
     "tu625_torch_range",
     "tu701_require_grad_typo",

@@ -56,6 +56,11 @@ def device_for_training():
     return "cuda" if torch.has_cuda and torch.cuda.is_available() else "cpu"
 
 
+def flash_attention_ok(q, k, v):
+    params = torch.backends.cuda.SDPAParams(q, k, v, None, 0.0, True)
+    return torch.backends.cuda.can_use_flash_attention(params)
+
+
 def check_gradients(fn, inputs):
     return torch.autograd.gradcheck(fn, inputs, check_sparse_nnz=False)
 
