@@ -97,7 +97,7 @@ def test_files_for_new_families_say_what_they_are_labelled_for(manifest: dict) -
             assert set(entry["families"]) <= {
                 "methods", "profiler-use-cuda", "quantization", "ddp-broadcast-buffers", "argument-kinds",
                 "sampler-init", "hub-trust", "onnx-removed", "has-flags",
-                "elastic-logs", "cpp-extension",
+                "elastic-logs", "cpp-extension", "export-strict",
             }, entry["path"]
 
 

@@ -77,6 +77,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "elastic-logs": ("TU617",),
     "cpp-extension": ("TU618",),
     "sdpa-params": ("TU619",),
+    "export-strict": ("TU643",),
     "pytree": ("TU623",),
     "old-linalg": ("TU624", "TU625", "TU626", "TU627", "TU628"),
     "torchscript": ("TU173",),

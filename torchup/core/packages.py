@@ -15,7 +15,12 @@ def top_package(path: str) -> str | None:
     source with no file (`<stdin>`)."""
     if path.startswith("<"):
         return None
-    return _top_package(os.path.dirname(os.path.abspath(path)))
+    return _package_of(os.path.dirname(path))
+
+
+@cache  # (asked for every file, several times: keyed by the directory as written, no abspath each time)
+def _package_of(directory: str) -> str | None:
+    return _top_package(os.path.abspath(directory or "."))
 
 
 @cache  # (one answer per directory: a corpus's files share a few hundred)
@@ -29,4 +34,5 @@ def _top_package(directory: str) -> str | None:
 
 def forget_packages() -> None:
     """Drop the answers kept: for a caller that runs again after files may have changed (an editor)."""
+    _package_of.cache_clear()
     _top_package.cache_clear()

@@ -59,6 +59,7 @@ RULE_MODULES = (
     "tu618_cpp_extension_device_type",
     "tu619_sdpa_params_enable_gqa",
     "tu620_catalogue",
+    "tu643_export_strict_default",
     "tu625_torch_range",
     "tu701_require_grad_typo",
     "tu702_zero_grad_set_to_none",
