@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import ast
-import re
 
 from torchup.analysis.context import Context
 from torchup.analysis.patterns import is_super_init
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Edit, Fix, Severity
 from torchup.core.lexing import Spans
+from torchup.prefilter.requirements import TextPattern
 
 SAMPLER = frozenset({"torch.utils.data.Sampler", "torch.utils.data.sampler.Sampler"})
 SAMPLER_INIT = frozenset(f"{name}.__init__" for name in SAMPLER)
@@ -20,11 +20,10 @@ TYPING_BASES = frozenset({"typing.Generic", "typing.Protocol", "typing_extension
 # or the explicit `Sampler.__init__`, or `Sampler` under another name (`import ... Sampler as S`,
 # `Base = data.Sampler`), whose classes the text cannot show. Data-loading code names `Sampler` far
 # more often than it subclasses it (torch's own utils/data: 4 files parsed for nothing without this).
-_MAY_SUBCLASS = re.compile(
+_MAY_SUBCLASS = TextPattern(
     r"\bclass\s+\w+\s*\([^)]*\bSampler\b"  # (a base call `Mixin()` ends the match: not this rule's class)
     r"|\bSampler\s*\.\s*__init__\b|\bSampler\s+as\b|=\s*[\w.]*\bSampler\b"
 )
-_MAY_SUBCLASS_BYTES = re.compile(_MAY_SUBCLASS.pattern.encode())
 
 
 class SamplerInitArguments(Rule):
@@ -162,8 +161,7 @@ class SamplerInitArguments(Rule):
     )
 
     def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
-        pattern = _MAY_SUBCLASS_BYTES if isinstance(spans.text, bytes) else _MAY_SUBCLASS
-        return pattern.search(spans.text) is not None and super().may_report(spans)  # type: ignore[arg-type]
+        return _MAY_SUBCLASS.found_in(spans.text) and super().may_report(spans)
 
     def focus_lines(self, text: str) -> list[int]:
         # `super().__init__(...)` spells no `Sampler`: keep the `__init__` lines of a file that names it.

@@ -5,13 +5,13 @@ silently means the CPU."""
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING
 
 from torchup.analysis.context import Context
 from torchup.analysis.patterns import Edits
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Fix
+from torchup.prefilter.requirements import TextPattern
 from torchup.rules.tu601_torch_load_weights_only import uses
 
 if TYPE_CHECKING:
@@ -22,8 +22,7 @@ FUNCTIONS = frozenset({"torch.utils.cpp_extension.include_paths", "torch.utils.c
 _LOOSE = (ast.IfExp, ast.Lambda, ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Starred)
 # What a finding needs besides the names: the keyword, or a literal bool first (also after a partial's
 # function). torch's own sources name both functions in files that pass neither (cpp_extension.py).
-_OLD_FLAG = re.compile(r"\bcuda\s*=(?!=)|_paths\s*[(,]\s*(?:True|False)\b")
-_OLD_FLAG_BYTES = re.compile(_OLD_FLAG.pattern.encode("ascii"))
+_OLD_FLAG = TextPattern(r"\bcuda\s*=(?!=)|_paths\s*[(,]\s*(?:True|False)\b")
 
 
 def device_type(ctx: Context, flag: ast.expr) -> str:
@@ -131,8 +130,7 @@ class CppExtensionDeviceType(Rule):
     )
 
     def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
-        pattern = _OLD_FLAG_BYTES if isinstance(spans.text, bytes) else _OLD_FLAG
-        return pattern.search(spans.text) is not None and super().may_report(spans)  # type: ignore[arg-type]
+        return _OLD_FLAG.found_in(spans.text) and super().may_report(spans)
 
     def check(self, ctx: Context) -> None:
         for use in uses(ctx, FUNCTIONS):

@@ -4,12 +4,12 @@ takes a seventh argument, ``enable_gqa``, and the six-argument call raises TypeE
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING
 
 from torchup.analysis.context import Context
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Fix
+from torchup.prefilter.requirements import TextPattern
 from torchup.rules._arguments import append_argument
 from torchup.rules.tu601_torch_load_weights_only import uses
 
@@ -20,8 +20,7 @@ if TYPE_CHECKING:
 SDPA_PARAMS = frozenset({"torch.backends.cuda.SDPAParams", "torch.nn.attention.SDPAParams", "torch._C._SDPAParams"})
 OLD_ARITY = 6  # query, key, value, attn_mask, dropout, is_causal (positional only, torch 2.1-2.4)
 # A finding is a call (or a partial): torch's own sources import and re-export the class in more files.
-_CALLED = re.compile(r"SDPAParams\s*[(,]")
-_CALLED_BYTES = re.compile(_CALLED.pattern.encode("ascii"))
+_CALLED = TextPattern(r"SDPAParams\s*[(,]")
 
 
 class SDPAParamsEnableGQA(Rule):
@@ -96,8 +95,7 @@ class SDPAParamsEnableGQA(Rule):
     )
 
     def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
-        pattern = _CALLED_BYTES if isinstance(spans.text, bytes) else _CALLED
-        return pattern.search(spans.text) is not None and super().may_report(spans)  # type: ignore[arg-type]
+        return _CALLED.found_in(spans.text) and super().may_report(spans)
 
     def check(self, ctx: Context) -> None:
         for use in uses(ctx, SDPA_PARAMS):

@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING
 
 from torchup.analysis.context import Context
 from torchup.analysis.patterns import Edits
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Fix, Severity
+from torchup.prefilter.requirements import TextPattern
 
 if TYPE_CHECKING:
     from torchup.core.lexing import Spans
 
 PACKAGE = "torchvision"
 # `import torchvision.models as models` (the same word twice): what a file must spell to hold one.
-_SINGLETON = re.compile(r"import[ \t]+(?:[\w.]+[ \t]*,[ \t]*)*torchvision\.(\w+)[ \t]+as[ \t]+\1\b")
-_SINGLETON_BYTES = re.compile(_SINGLETON.pattern.encode("ascii"))
+_SINGLETON = TextPattern(r"import[ \t]+(?:[\w.]+[ \t]*,[ \t]*)*torchvision\.(\w+)[ \t]+as[ \t]+\1\b")
 
 
 class TorchvisionSingletonImport(Rule):
@@ -75,9 +74,7 @@ class TorchvisionSingletonImport(Rule):
     )
 
     def may_report(self, spans: Spans[str] | Spans[bytes]) -> bool:
-        text = spans.text
-        pattern = _SINGLETON_BYTES if isinstance(text, bytes) else _SINGLETON
-        return pattern.search(text) is not None  # type: ignore[arg-type]
+        return _SINGLETON.found_in(spans.text)
 
     def check(self, ctx: Context) -> None:
         statements = {id(b.statement): b.statement for b in ctx.resolver.import_bindings if b.statement is not None}
