@@ -70,7 +70,7 @@ def test_codes_are_unique_and_stable() -> None:
         "TU601", "TU602", "TU603", "TU604", "TU605", "TU606", "TU607", "TU608", "TU609", "TU610", "TU611", "TU612", "TU613",
         "TU614", "TU615", "TU616", "TU617", "TU618", "TU619",
         "TU620", "TU621", "TU622", "TU623", "TU624", "TU625", "TU626", "TU627", "TU628", "TU629",
-        "TU630", "TU631", "TU632", "TU633", "TU634", "TU635", "TU636", "TU637", "TU638", "TU639", "TU640", "TU641", "TU642", "TU643",
+        "TU630", "TU631", "TU632", "TU633", "TU634", "TU635", "TU636", "TU637", "TU638", "TU639", "TU640", "TU641", "TU642", "TU643", "TU644",
         "TU701", "TU702", "TU703", "TU704", "TU705", "TU706", "TU707", "TU708", "TU711", "TU712", "TU713",
     ]
     assert len({r.name for r in all_rules()}) == len(all_rules())

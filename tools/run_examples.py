@@ -85,8 +85,10 @@ def _run_probe(python: Path, snippets: dict[str, str]) -> subprocess.CompletedPr
 
 
 def _clean(text: str) -> str:
-    """One line of a message, without terminal escapes (torch colours some), at most 300 characters."""
+    """One line of a message, without terminal escapes (torch colours some) or the machine's paths to
+    the venv (an ImportError names the module's file), at most 300 characters."""
     text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
+    text = re.sub(r"/[^\s()'\"]*/site-packages/", ".../site-packages/", text)
     text = "".join(ch if ch.isprintable() else " " for ch in text).strip()
     return text if len(text) <= 300 else text[:297] + "..."
 

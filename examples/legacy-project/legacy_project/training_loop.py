@@ -61,6 +61,11 @@ def flash_attention_ok(q, k, v):
     return torch.backends.cuda.can_use_flash_attention(params)
 
 
+def force_math_attention():
+    torch.nn.attention.enable_flash_sdp(False)
+    torch.nn.attention.enable_mem_efficient_sdp(False)
+
+
 def check_gradients(fn, inputs):
     return torch.autograd.gradcheck(fn, inputs, check_sparse_nnz=False)
 
