@@ -439,6 +439,8 @@ _FOLLOWER = re.compile(r"[ \t]*(,|\)|:=|:|=(?!=)|in\b)")
 _DEF_BEFORE = re.compile(r"\bdef[ \t]+\w+[ \t]*\Z")  # (searched up to a parameter list's `(`)
 # A dotted path from its first name to the dot before a word: `torch.linalg.` (group 1: `torch`).
 _MODULE_PATH = re.compile(r"(?<![\w.)\]}'\"])([A-Za-z_]\w*)(?:[ \t]*\.[ \t]*[A-Za-z_]\w*)*[ \t]*\.\Z")
+
+
 class TextPattern:
     """A regular expression (ASCII) searched in a file's text or in its undecoded bytes: the
     pre-filter hands ``may_report`` either (``Spans.text``)."""
@@ -459,6 +461,8 @@ _STAR_IMPORT = TextPattern(r"import\s+\*")
 def mentions_star_import(text: str | bytes) -> bool:
     """`import *` anywhere: after one, a bare name may be any module's."""
     return _STAR_IMPORT.found_in(text)
+
+
 _TORCH_BOUND = re.compile(r"torch(?:[ \t]+as[ \t]+(\w+)|[ \t]*$)", re.M)  # `torch as th`; `t = torch`
 _BARE_ASSIGNED = re.compile(r"[ \t]*(\w+)[ \t]*=[ \t]*\Z")
 _BINDS = re.compile(r"[ \t]+as[ \t]+(\w+)")  # after a module's word: `jit as J`
