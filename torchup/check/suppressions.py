@@ -95,8 +95,7 @@ class Directive:
     def names(self, code: str) -> bool:
         """Does it silence ``code``? A TorchFix code (`# noqa: TOR102`) silences the torchup rules
         that report what it did (torchup.core.torchfix)."""
-        return self.codes is None or any(c.code == code or (is_torchfix(c.code) and code in torchup_codes(c.code))
-                                         for c in self.codes)
+        return self.codes is None or any(c.code == code for c in self.codes) or bool(self.torchfix_codes_for(code))
 
     def torchfix_codes_for(self, code: str) -> list[str]:
         """The TorchFix codes by which it silences ``code``, when it does not name ``code`` itself."""
