@@ -405,18 +405,14 @@ class TorchLoadWeightsOnly(Rule):
         )
 
     def check(self, ctx: Context) -> None:
-        allowlisted: list[tuple[int, int]] = []  # the `with torch.serialization.safe_globals(...)` blocks
-        if "safe_globals" in ctx.source.text:
-            if ctx.references_to(frozenset({ADD_SAFE_GLOBALS})):
-                return  # the file allowlists classes for `weights_only=True`: it expects 2.6's default
-            allowlisted = [
-                ctx.source.node_range(node) for node in ctx.walk()
-                if isinstance(node, (ast.With, ast.AsyncWith)) and any(
-                    isinstance(item.context_expr, ast.Call)
-                    and ctx.qualified_name(item.context_expr.func) == SAFE_GLOBALS for item in node.items
-                )
-            ]
+        if "safe_globals" in ctx.source.text and ctx.references_to(frozenset({ADD_SAFE_GLOBALS})):
+            return  # the file allowlists classes for `weights_only=True`: it expects 2.6's default
+        allowlisted: list[tuple[int, int]] | None = None  # (a walk of the tree: only once a use needs it)
         for use in uses(ctx, LOAD):
+            if use.call is not None and given(use.call, PARAMETERS, use.skip, none_is_default=True) is not Given.NO:
+                continue
+            if allowlisted is None:
+                allowlisted = _allowlisted(ctx)
             start, end = ctx.source.node_range(use.node)
             if any(outer_start <= start and end <= outer_end for outer_start, outer_end in allowlisted):
                 continue
@@ -428,8 +424,6 @@ class TorchLoadWeightsOnly(Rule):
                     "and fail on files holding anything but tensors and plain containers",
                     help="wrap it as `functools.partial(torch.load, weights_only=...)`; " + HELP,
                 )
-                continue
-            if given(use.call, PARAMETERS, use.skip, none_is_default=True) is not Given.NO:
                 continue
             if _loads_a_state_dict(ctx, use.call):
                 fix = keyword_fix(ctx, use.call, "weights_only", "True",
@@ -457,5 +451,18 @@ def _loads_a_state_dict(ctx: Context, call: ast.Call) -> bool:
     outer = next((c for c in ctx.resolver.calls if any(arg is call for arg in c.args)), None)
     return outer is not None and isinstance(outer.func, ast.Attribute) and outer.func.attr == "load_state_dict"
 
+
+
+def _allowlisted(ctx: Context) -> list[tuple[int, int]]:
+    """The `with torch.serialization.safe_globals(...)` blocks, where a load is allowlisted."""
+    if "safe_globals" not in ctx.source.text:
+        return []
+    return [
+        ctx.source.node_range(node) for node in ctx.walk()
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+            isinstance(item.context_expr, ast.Call)
+            and ctx.qualified_name(item.context_expr.func) == SAFE_GLOBALS for item in node.items
+        )
+    ]
 
 RULE = TorchLoadWeightsOnly()
