@@ -733,3 +733,26 @@ def test_a_failed_final_flush_is_an_error_unless_the_reader_left(monkeypatch: py
             cli_module.console(["check"])
         assert exited.value.code == code
         assert any("No space left" in text for text in written) is (code == 2)
+
+
+def test_python_m_in_a_project_whose_modules_share_standard_library_names(tmp_path: Path) -> None:
+    """`python -m torchup` from a project's root, where its own `signal/` and `queue.py` stand (torch's
+    own sources have `signal/`): the working directory that `python -m` puts first on sys.path must
+    not stand for the standard library that torchup (subprocess, the worker pool) imports."""
+    write(tmp_path / "signal" / "__init__.py", 'raise ImportError("the project\'s own signal package")\n')
+    write(tmp_path / "queue.py", 'raise ImportError("the project\'s own queue module")\n')
+    write(tmp_path / "train.py", 'import torch\n\nstate = torch.load("model.pt")\n')
+    # (no empty entry in PYTHONPATH: that one would name the working directory on purpose)
+    path = os.pathsep.join(entry for entry in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if entry)
+    environment = {**os.environ, "PYTHONPATH": path}
+
+    def run(*command: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", *command], cwd=tmp_path, env=environment,
+                              capture_output=True, text=True, timeout=120)
+
+    done = run("torchup", "check", "--isolated", "--no-cache", "--output-format", "concise", "train.py")
+    assert "ImportError" not in done.stdout + done.stderr, done.stderr
+    assert done.returncode == 1 and "train.py:3:9: TU601" in done.stdout, done.stdout + done.stderr
+    for module in ("torchup.doctor", "torchup.trace"):
+        shown = run(module, "--help")
+        assert shown.returncode == 0 and "ImportError" not in shown.stderr, (module, shown.stderr)

@@ -1,7 +1,11 @@
 """``python -m torchup.doctor [options]``"""
 
-import sys
+from torchup.core.entry import drop_working_directory
 
-from torchup.doctor import main
+drop_working_directory()
+
+import sys  # noqa: E402 (after the working directory left sys.path)
+
+from torchup.doctor import main  # noqa: E402
 
 sys.exit(main())
