@@ -69,6 +69,7 @@ class RuleSet:
         (``Rule.triggered_by``: all their words, for those that need them together), in their order."""
         return [rule for rule in self.touched(present) if not rule.needs_every_trigger or rule.triggered_by(present)]
 
+
 SYNTAX_ERROR = "TU001"
 IO_ERROR = "TU000"
 
