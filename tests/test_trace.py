@@ -319,3 +319,20 @@ def test_which_interpreter_a_command_names(tmp_path: Path) -> None:
     other.mkdir(parents=True)
     (other / "python3").symlink_to(os.path.realpath(sys.executable))  # a venv's python: another environment
     assert resolve([str(other / "python3"), "x.py"]).interpreter == str(other / "python3")
+
+
+def test_the_program_gets_the_sys_path_python_script_gives_it(tmp_path: Path) -> None:
+    """`python -m torchup.trace sub/prog.py` from a directory: the program's sys.path is what `python
+    sub/prog.py` gives it (its own directory first, not the working directory `python -m` adds), and a
+    project module there named like the standard library's (`queue.py`) does not break torchup itself."""
+    python = ensure_env(TORCH_VERSIONS[0])
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "queue.py").write_text('raise ImportError("the project\'s own queue module")\n')
+    (tmp_path / "sub" / "prog.py").write_text("import sys\n\nprint(sys.path[:3])\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    plain = subprocess.run([str(python), "sub/prog.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=300)
+    traced = subprocess.run([str(python), "-m", "torchup.trace", "sub/prog.py"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert plain.returncode == 0 and traced.returncode == 0, traced.stderr
+    assert traced.stdout == plain.stdout and str(tmp_path / "sub") in plain.stdout
