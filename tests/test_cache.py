@@ -228,3 +228,14 @@ def test_a_run_in_the_test_process_saves_nothing_to_replay(project: Path, capsys
     check(capsys)
     assert cache_file(project).is_file()
     assert not (project / ".torchup_cache" / torchup.__version__ / "runs").exists()
+
+
+def test_a_cache_that_cannot_be_written_warns_what_to_do(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A `.torchup_cache` that is no directory (a read-only checkout fails the same way): the findings
+    are still reported, and the warning says what it costs and what to do."""
+    (project / ".torchup_cache").write_text("not a directory\n")
+    code = main(["check", "--output-format", "concise", "."])
+    captured = capsys.readouterr()
+    assert code == 1 and "a.py:2:8: TU103" in captured.out and "b.py:2:5: TU101" in captured.out
+    warning = next(line for line in captured.err.splitlines() if "cannot write the cache" in line)
+    assert str(project / ".torchup_cache") in warning and "--no-cache" in warning and "every file again" in warning

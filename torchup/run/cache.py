@@ -180,7 +180,10 @@ class Cache:
             document = json.dumps({"format": _FORMAT, "version": __version__, "files": self.entries})
             replay.write_cache_file(str(self.file), document.encode("utf-8"))
         except OSError as exc:  # a read-only checkout: run without a cache
-            sys.stderr.write(f"torchup: warning: cannot write the cache in {self.directory} ({exc.strerror})\n")
+            sys.stderr.write(
+                f"torchup: warning: cannot write the cache in {self.directory} ({exc.strerror}): the next run "
+                "will check every file again; make that a writable directory, or pass --no-cache\n"
+            )
 
 
 def _absolute(path: str) -> str:
