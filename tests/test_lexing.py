@@ -49,6 +49,36 @@ def test_in_expression(text: str, marker: str, expected: bool) -> None:
         assert spans.in_expression(position) is expected, type(content).__name__
 
 
+
+def test_a_long_line_asked_many_times_answers_as_each_case_alone() -> None:
+    """A minified file: one line of many statements, asked of at every marker, forwards, backwards
+    and each on a fresh lexing: the answers are the cases' own (the line's pieces and strings are
+    read once and kept; before, each question read the line again, quadratic on 700 KB)."""
+    alone = [(text, marker, expected) for text, marker, expected in CASES
+             if "\n" not in text and 'f"{d[' not in text and 'f"""{' not in text]  # (cut short: unsure after)
+    copies = 60
+    line = "; ".join(text for _ in range(copies) for text, _, _ in alone)
+    assert len(line) > 4096  # (longer than the window searched back for the line's start)
+    for content in (f"import torch\n# a comment\n{line}\nz = 1\n", f"import torch\n# a comment\n{line}\nz = 1\n".encode()):
+        asked: list[tuple[int, bool]] = []
+        at = content.index(line if isinstance(content, str) else line.encode())
+        for _ in range(copies):
+            for text, marker, expected in alone:
+                piece = text if isinstance(content, str) else text.encode()
+                mark = marker if isinstance(content, str) else marker.encode()
+                asked.append((at + piece.index(mark) + len(mark) - 1, expected))
+                at += len(piece) + 2
+        spans = spans_of(content)
+        assert spans is not None
+        assert [spans.in_expression(offset) for offset, _ in asked] == [expected for _, expected in asked]
+        backwards = spans_of(content)
+        assert backwards is not None
+        assert [backwards.in_expression(offset) for offset, _ in reversed(asked)] == [e for _, e in reversed(asked)]
+        for offset, expected in asked[:: len(alone) * 7]:
+            fresh = spans_of(content)
+            assert fresh is not None and fresh.in_expression(offset) is expected and fresh.in_code(offset)
+
+
 def _sources() -> list[Path]:
     return sorted(path for folder in ("torchup", "tests", "examples", "bench", "tools") for path in (ROOT / folder).rglob("*.py"))
 

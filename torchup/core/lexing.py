@@ -13,7 +13,8 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Generic, TypeVar
 
 Text = TypeVar("Text", str, bytes)
@@ -98,6 +99,13 @@ class Spans(Generic[Text]):
     # message), which no rule reads a trigger word from, since a rule that matches a string
     # matches the whole of its value, and a word holds no line break.
     prose: list[bool]
+    # What ``in_code`` and ``in_expression`` read of a line, kept by where they start reading it:
+    # each is asked of one offset, and a line asked of many times (a minified file's one line of
+    # 700 KB and 50,000 `torch.load`) was read again for each: quadratic, half an hour.
+    _pieces_by_line: dict[int, tuple[list[int], list[tuple[int, int, int]]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _strings_by_start: dict[int, _LineStrings] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def continued(self, offset: int) -> bool:
         """Does the line starting at ``offset`` continue a string or a backslash continuation?"""
@@ -106,11 +114,12 @@ class Spans(Generic[Text]):
 
     def in_code(self, offset: int) -> bool:
         """Is ``offset`` in code, a one-line string or an f-string: not in a comment or prose?"""
-        line_start = self.text.rfind(_syntax_of(self.text).newline, 0, offset) + 1
-        for _, end, span in self._pieces(line_start):
-            if offset < end:
-                return span is _CODE or span is _UNKNOWN or not self.prose[span]
-        return False  # (after the last piece: in a comment)
+        ends, pieces = self._line_pieces(self._line_start(offset))
+        index = bisect.bisect_right(ends, offset)  # (the first piece that ends after it)
+        if index == len(pieces):
+            return False  # (after the last piece: in a comment)
+        span = pieces[index][2]
+        return span is _CODE or span is _UNKNOWN or not self.prose[span]
 
     def in_expression(self, offset: int) -> bool:
         """Is ``offset`` in code proper: not in a comment or a string, unless in a replacement
@@ -122,7 +131,7 @@ class Spans(Generic[Text]):
         index = bisect.bisect_right(self.starts, offset) - 1
         # An f-string whose braces do not pair up before ``offset`` on its line is one the lexer
         # cut short (3.12 nests quotes: `f"{d["k"]}"`), and what follows may be code.
-        line_start = text.rfind(syntax.newline, 0, offset) + 1
+        line_start = self._line_start(offset)
         before = index - 1
         if before >= 0 and self.ends[before] >= line_start and _cut_short(text, self.starts[before], self.ends[before]):
             return True
@@ -134,15 +143,18 @@ class Spans(Generic[Text]):
             if _cut_short(text, self.starts[index], self.ends[index]):
                 return True
             position = self.ends[index]  # (after such a string that ends on this line)
-        for match in syntax.string_or_comment.finditer(text, position):
-            if match.start() > offset:
-                break
-            if text[match.start() : match.start() + 1] == syntax.hash:
-                return False
-            if offset < match.end():
-                return _in_field(text, match.start(), match.end(), offset)
-            if _cut_short(text, match.start(), match.end()):
-                return True
+        # The one-line strings and the comment from there on, in order: the first comment or
+        # cut-short f-string before ``offset`` decides; else the string ``offset`` stands in, if any.
+        strings = self._strings_from(position)
+        last = bisect.bisect_right(strings.starts, offset) - 1  # (the last that starts at or before it)
+        if strings.first_stop < last:
+            return strings.kinds[strings.first_stop] != _COMMENT
+        if last < 0:
+            return True  # (neither a string nor a comment before it on its line)
+        if strings.kinds[last] == _COMMENT:
+            return False
+        if offset < strings.ends[last]:
+            return _in_field(text, strings.starts[last], strings.ends[last], offset)
         return True
 
     def code_end(self, line_start: int) -> int | None:
@@ -154,6 +166,54 @@ class Spans(Generic[Text]):
                 return None
             code_end = end
         return line_start + len(self.text[line_start:code_end].rstrip())
+
+    def _line_start(self, offset: int) -> int:
+        """Where the line of ``offset`` starts: a search back to the line break, or, on a line
+        longer than a page, the list of every line break (a search back for each of a long
+        line's offsets would read it again each time)."""
+        newline = _syntax_of(self.text).newline
+        window = max(0, offset - 4096)
+        found = self.text.rfind(newline, window, offset)
+        if found >= 0 or window == 0:
+            return found + 1
+        index = bisect.bisect_left(self._line_breaks, offset)
+        return self._line_breaks[index - 1] + 1 if index else 0
+
+    @cached_property
+    def _line_breaks(self) -> list[int]:
+        newline = _syntax_of(self.text).newline
+        return [match.start() for match in re.finditer(re.escape(newline), self.text)]
+
+    def _line_pieces(self, line_start: int) -> tuple[list[int], list[tuple[int, int, int]]]:
+        """``_pieces`` of the line at ``line_start``, and their ends, read once."""
+        known = self._pieces_by_line.get(line_start)
+        if known is None:
+            pieces = list(self._pieces(line_start))
+            known = self._pieces_by_line[line_start] = ([end for _, end, _ in pieces], pieces)
+        return known
+
+    def _strings_from(self, position: int) -> _LineStrings:
+        """The one-line strings and comments of the line of ``position``, from there on, read once."""
+        known = self._strings_by_start.get(position)
+        if known is None:
+            text, syntax = self.text, _syntax_of(self.text)
+            line_end = self._line_end(position)
+            known = _LineStrings([], [], [], 0)
+            for match in syntax.string_or_comment.finditer(text, position):
+                if match.start() > line_end:
+                    break
+                if text[match.start() : match.start() + 1] == syntax.hash:
+                    kind = _COMMENT
+                else:
+                    kind = _CUT_SHORT if _cut_short(text, match.start(), match.end()) else _STRING
+                known.starts.append(match.start())
+                known.ends.append(match.end())
+                known.kinds.append(kind)
+            known.first_stop = next(
+                (index for index, kind in enumerate(known.kinds) if kind != _STRING), len(known.kinds)
+            )
+            self._strings_by_start[position] = known
+        return known
 
     def _pieces(self, line_start: int) -> Iterator[tuple[int, int, int]]:
         """The line at ``line_start`` as (start, end, span) pieces, up to a comment or its end: the
@@ -185,6 +245,20 @@ class Spans(Generic[Text]):
 
 _CODE = -1
 _UNKNOWN = -2
+
+_STRING, _CUT_SHORT, _COMMENT = range(3)  # (``_LineStrings.kinds``)
+
+
+@dataclass
+class _LineStrings:
+    """The one-line strings and comments of a line from some offset on, in order: where each
+    starts and ends, what it is (a string, an f-string cut short, a comment), and the index of
+    the first that is not a plain string (their number if none)."""
+
+    starts: list[int]
+    ends: list[int]
+    kinds: list[int]
+    first_stop: int
 
 
 def _syntax_of(text: Text) -> _Syntax[Text]:
