@@ -106,6 +106,9 @@ class Spans(Generic[Text]):
         default_factory=dict, init=False, repr=False, compare=False
     )
     _strings_by_start: dict[int, _LineStrings] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _braces_by_string: dict[tuple[int, int], _Braces] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def continued(self, offset: int) -> bool:
         """Does the line starting at ``offset`` continue a string or a backslash continuation?"""
@@ -133,14 +136,14 @@ class Spans(Generic[Text]):
         # cut short (3.12 nests quotes: `f"{d["k"]}"`), and what follows may be code.
         line_start = self._line_start(offset)
         before = index - 1
-        if before >= 0 and self.ends[before] >= line_start and _cut_short(text, self.starts[before], self.ends[before]):
+        if before >= 0 and self.ends[before] >= line_start and self._cut_short(self.starts[before], self.ends[before]):
             return True
         if index >= 0 and offset < self.ends[index]:  # in a string that spans lines or opens with three quotes
             start = self.starts[index]
-            return text.startswith(syntax.backslash_newline, start) or _in_field(text, start, self.ends[index], offset)
+            return text.startswith(syntax.backslash_newline, start) or self._in_field(start, self.ends[index], offset)
         position = line_start
         if index >= 0 and self.ends[index] > position:
-            if _cut_short(text, self.starts[index], self.ends[index]):
+            if self._cut_short(self.starts[index], self.ends[index]):
                 return True
             position = self.ends[index]  # (after such a string that ends on this line)
         # The one-line strings and the comment from there on, in order: the first comment or
@@ -154,7 +157,7 @@ class Spans(Generic[Text]):
         if strings.kinds[last] == _COMMENT:
             return False
         if offset < strings.ends[last]:
-            return _in_field(text, strings.starts[last], strings.ends[last], offset)
+            return self._in_field(strings.starts[last], strings.ends[last], offset)
         return True
 
     def code_end(self, line_start: int) -> int | None:
@@ -166,6 +169,21 @@ class Spans(Generic[Text]):
                 return None
             code_end = end
         return line_start + len(self.text[line_start:code_end].rstrip())
+
+    def _string_braces(self, start: int, end: int) -> _Braces:
+        """``_braces`` of the string literal from ``start`` to ``end``, read once."""
+        known = self._braces_by_string.get((start, end))
+        if known is None:
+            known = self._braces_by_string[(start, end)] = _braces(self.text, start, end)
+        return known
+
+    def _in_field(self, start: int, end: int, offset: int) -> bool:
+        return _in_field(self._string_braces(start, end), offset)
+
+    def _cut_short(self, start: int, end: int) -> bool:
+        """Is the string literal from ``start`` to ``end`` an f-string whose braces do not pair up?"""
+        braces = self._string_braces(start, end)
+        return braces.code and braces.broken
 
     def _line_start(self, offset: int) -> int:
         """Where the line of ``offset`` starts: a search back to the line break, or, on a line
@@ -205,7 +223,7 @@ class Spans(Generic[Text]):
                 if text[match.start() : match.start() + 1] == syntax.hash:
                     kind = _COMMENT
                 else:
-                    kind = _CUT_SHORT if _cut_short(text, match.start(), match.end()) else _STRING
+                    kind = _CUT_SHORT if self._cut_short(match.start(), match.end()) else _STRING
                 known.starts.append(match.start())
                 known.ends.append(match.end())
                 known.kinds.append(kind)
@@ -354,33 +372,52 @@ def code_of_line(line: str) -> str | None:
     return None if '"' in code or "'" in code else code
 
 
-def _in_field(text: Text, start: int, end: int, offset: int) -> bool:
-    """Is ``offset`` in a replacement field of the string literal from ``start`` (its first quote)
-    to ``end``? True when its braces do not pair up."""
+@dataclass(frozen=True)
+class _Braces:
+    """The replacement fields of one string literal: where each brace that counts stands, the depth
+    before it, and whether they fail to pair up (``broken``: the lexer cut an f-string short, or
+    braces it cannot tell). Read once per string: a question per offset of a 700 KB f-string read
+    all of its braces each time."""
+
+    positions: list[int]
+    depths: list[int]
+    broken: bool
+    code: bool  # an f-string (or t-string): its fields hold code
+
+
+def _braces(text: Text, start: int, end: int) -> _Braces:
+    """The ``_Braces`` of the string literal from ``start`` (its first quote) to ``end``."""
     syntax = _syntax_of(text)
     prefix = start
     while prefix > max(start - 2, 0) and text[prefix - 1 : prefix] in syntax.prefix_letters:
         prefix -= 1
     if not any(letter in text[prefix:start] for letter in syntax.code_prefixes):
-        return False  # a plain string: all of it is its value
+        return _Braces([], [], False, False)  # a plain string: all of it is its value
     quote = 3 if text[start : start + 3] in syntax.spanning else 1
+    positions: list[int] = []
+    depths: list[int] = []
     depth = 0
-    depth_at = None  # the depth at ``offset``
     for brace in syntax.field_braces.finditer(text, start + quote, end - quote):
-        if depth_at is None and brace.start() >= offset:
-            depth_at = depth
+        positions.append(brace.start())
+        depths.append(depth)
         token = brace.group()
         if len(token) == 2 and depth == 0:
             continue  # `{{` or `}}` in the text: a brace of the value
         depth += len(token) if token[:1] == syntax.open_brace else -len(token)
         if depth < 0:
-            return True
-    return depth != 0 or (depth if depth_at is None else depth_at) > 0
+            return _Braces(positions, depths, True, True)
+    return _Braces(positions, depths, depth != 0, True)
 
 
-def _cut_short(text: Text, start: int, end: int) -> bool:
-    """Is the string literal from ``start`` to ``end`` an f-string whose braces do not pair up?"""
-    return _in_field(text, start, end, end)
+def _in_field(braces: _Braces, offset: int) -> bool:
+    """Is ``offset`` in a replacement field of the string whose ``braces`` these are? True when
+    its braces do not pair up."""
+    if not braces.code:
+        return False
+    if braces.broken:
+        return True
+    index = bisect.bisect_left(braces.positions, offset)  # (the first brace at or after it)
+    return index < len(braces.depths) and braces.depths[index] > 0
 
 
 def _is_prose(text: Text, start: int, end: int, syntax: _Syntax[Text]) -> bool:

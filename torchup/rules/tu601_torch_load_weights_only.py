@@ -408,6 +408,7 @@ class TorchLoadWeightsOnly(Rule):
         if "safe_globals" in ctx.source.text and ctx.references_to(frozenset({ADD_SAFE_GLOBALS})):
             return  # the file allowlists classes for `weights_only=True`: it expects 2.6's default
         allowlisted: list[tuple[int, int]] | None = None  # (a walk of the tree: only once a use needs it)
+        outer_calls: dict[int, ast.Call] | None = None  # (likewise)
         for use in uses(ctx, LOAD):
             if use.call is not None and given(use.call, PARAMETERS, use.skip, none_is_default=True) is not Given.NO:
                 continue
@@ -425,7 +426,9 @@ class TorchLoadWeightsOnly(Rule):
                     help="wrap it as `functools.partial(torch.load, weights_only=...)`; " + HELP,
                 )
                 continue
-            if _loads_a_state_dict(ctx, use.call):
+            if outer_calls is None:
+                outer_calls = _outer_calls(ctx)
+            if _loads_a_state_dict(use.call, outer_calls):
                 fix = keyword_fix(ctx, use.call, "weights_only", "True",
                                   "pass `weights_only=True` (2.6's default: a state dict of tensors loads the same)",
                                   Applicability.UNSAFE)
@@ -444,13 +447,19 @@ class TorchLoadWeightsOnly(Rule):
             )
 
 
-def _loads_a_state_dict(ctx: Context, call: ast.Call) -> bool:
+def _loads_a_state_dict(call: ast.Call, outer_calls: dict[int, ast.Call]) -> bool:
     """Is the loaded object handed straight to a `load_state_dict(...)` (`model.load_state_dict(
     torch.load(path))`)? A state dict of tensors is what `weights_only=True` loads; saying so keeps
-    the new default's safety on every release, where `weights_only=False` would give it up."""
-    outer = next((c for c in ctx.resolver.calls if any(arg is call for arg in c.args)), None)
+    the new default's safety on every release, where `weights_only=False` would give it up.
+    ``outer_calls``: the call each call is an argument of (``_outer_calls``)."""
+    outer = outer_calls.get(id(call))
     return outer is not None and isinstance(outer.func, ast.Attribute) and outer.func.attr == "load_state_dict"
 
+
+def _outer_calls(ctx: Context) -> dict[int, ast.Call]:
+    """For each positional argument of a call the file makes (by id), that call: one pass, not one
+    per finding (a file of 40,000 loads took minutes)."""
+    return {id(argument): outer for outer in reversed(ctx.resolver.calls) for argument in outer.args}
 
 
 def _allowlisted(ctx: Context) -> list[tuple[int, int]]:
