@@ -47,7 +47,7 @@ def check_pass(
     old_spans, new_spans = _spans(old_tree, old_lines), _spans(new_tree, new_lines)
     # Each fix masks the innermost old node holding its edits, and that same node after the fix:
     # the new node whose span is the old span moved through the edits.
-    holders = [h for h in (_holder(old_tree, old_spans, r) for r in old_fixes) if h is not None]
+    holders = [h for h in _holders(old_tree, old_spans, old_fixes) if h is not None]
     # A fix that deletes its node whole (an argument) masks the node around it instead.
     parents = {id(child): node for node in ast.walk(old_tree) for child in ast.iter_child_nodes(node)}
     for index, holder in enumerate(holders):
@@ -58,7 +58,7 @@ def check_pass(
             holder = parents[id(holder)]
         holders[index] = holder
     moved_spans = moved([old_spans[id(h)] for h in holders])
-    new_holders = [_holder(new_tree, new_spans, span) for span in moved_spans]
+    new_holders = _holders(new_tree, new_spans, moved_spans)
     before = _dump(old_tree, {id(h) for h in holders}, _dropped(old_tree, old_spans, old_fixes, old_imports))
     after = _dump(
         new_tree,
@@ -143,16 +143,21 @@ def _inside(inner: Range, outer: Range) -> bool:
     return outer[0] <= inner[0] and inner[1] <= outer[1]
 
 
-def _holder(tree: ast.Module, spans: dict[int, Range], target: Range) -> ast.AST | None:
-    """The smallest node whose span holds ``target`` (None: it lies between statements). A search
-    of the whole tree: a decorated function's span starts at `def`, below its decorators."""
-    best: ast.AST | None = None
-    best_size = -1
-    for node in ast.walk(tree):  # breadth first: among equal spans, the last seen is the deepest
-        span = spans.get(id(node))
-        if span is not None and _holds(span, *target) and (best is None or span[1] - span[0] <= best_size):
-            best, best_size = node, span[1] - span[0]
-    return best
+def _holders(tree: ast.Module, spans: dict[int, Range], targets: list[Range]) -> list[ast.AST | None]:
+    """For each target, the smallest node whose span holds it (None: it lies between statements).
+    A search of the whole tree (a decorated function's span starts at `def`, below its decorators),
+    over the nodes and spans listed once: walking the tree again for each fix took 30 s for 400
+    fixes in one file."""
+    nodes = [(node, spans[id(node)]) for node in ast.walk(tree) if id(node) in spans]
+    found: list[ast.AST | None] = []
+    for start, end in targets:
+        best: ast.AST | None = None
+        best_size = -1
+        for node, span in nodes:  # breadth first: among equal spans, the last seen is the deepest
+            if _holds(span, start, end) and (best is None or span[1] - span[0] <= best_size):
+                best, best_size = node, span[1] - span[0]
+        found.append(best)
+    return found
 
 
 def _holds(span: Range, start: int, end: int) -> bool:
