@@ -178,7 +178,7 @@ class Spans(Generic[Text]):
         return known
 
     def _in_field(self, start: int, end: int, offset: int) -> bool:
-        return _in_field(self._string_braces(start, end), offset)
+        return _in_a_field(self._string_braces(start, end), offset)
 
     def _cut_short(self, start: int, end: int) -> bool:
         """Is the string literal from ``start`` to ``end`` an f-string whose braces do not pair up?"""
@@ -409,7 +409,7 @@ def _braces(text: Text, start: int, end: int) -> _Braces:
     return _Braces(positions, depths, depth != 0, True)
 
 
-def _in_field(braces: _Braces, offset: int) -> bool:
+def _in_a_field(braces: _Braces, offset: int) -> bool:
     """Is ``offset`` in a replacement field of the string whose ``braces`` these are? True when
     its braces do not pair up."""
     if not braces.code:
