@@ -1,10 +1,17 @@
-"""The one place that edits import statements: adds what fixes need, drops what they left unused."""
+"""The one place that edits import statements: adds what fixes need, drops what they left unused.
+
+An import in the body of a `try` whose `except` catches ImportError is a probe, not a use: the
+fallback is the point of the block (`try: from torch.cuda.amp import autocast / except ImportError:
+raise ...`, which ignite's tests exercise by hiding the module). Such an import is never dropped,
+even once its name has no use left: dropping it would empty the `try` into `pass` and the fallback
+would never run again."""
 
 from __future__ import annotations
 
 import ast
 import itertools
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 
 from torchup.analysis.patterns import remove_list_item
 from torchup.analysis.resolver import Binding, BindingKind, Resolver, ScopeKind
@@ -121,6 +128,16 @@ def removal_edits(source: SourceFile, tree: ast.Module, resolver: Resolver, rele
             assert isinstance(statement, ast.ImportFrom)
             unused_by_statement.setdefault(id(statement), (statement, []))[1].append(binding)
     edits: list[Edit] = []
+    if unused_by_statement:
+        probes = probing_imports(tree)
+        unused_by_statement = {key: value for key, value in unused_by_statement.items() if key not in probes}
+    if unused_by_statement:
+        # (a name a string annotation spells, `-> "GradScaler"`, is a use the resolver does not see)
+        quoted = _names_in_string_annotations(tree)
+        unused_by_statement = {
+            key: (statement, going) for key, (statement, bindings) in unused_by_statement.items()
+            if (going := [b for b in bindings if _bound_name(b) not in quoted])
+        }
     parents = _statement_parents(tree) if unused_by_statement else {}
     for statement, bindings in unused_by_statement.values():
         aliases = {id(b.node) for b in bindings}
@@ -140,6 +157,85 @@ def removal_edits(source: SourceFile, tree: ast.Module, resolver: Resolver, rele
             if not _overlapping(alias_edits):
                 edits.extend(alias_edits)
     return edits
+
+
+# What an `except` must name to catch a failed import (a bare `except:` catches it too).
+_CATCHES_IMPORT_ERROR = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+_TRY: tuple[type[ast.stmt], ...] = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)  # (3.11+)
+
+
+@last_answer  # (asked once per finding that names an import, as ``_from_imports``)
+def probing_imports(tree: ast.Module) -> frozenset[int]:
+    """The ids of the import statements that run inside the body of a `try` whose handlers catch a
+    failed import (not those of a function or class defined there: they run later, unguarded)."""
+    found: set[int] = set()
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _TRY) and any(map(_catches_import_error, node.handlers)):
+            found.update(id(statement) for statement in _statements_run(node.body)
+                         if isinstance(statement, ast.Import | ast.ImportFrom))
+        for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field_name, None)
+            if isinstance(block, list):
+                stack.extend(block)
+    return frozenset(found)
+
+
+def _statements_run(block: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of ``block`` and of the blocks nested in it, but not in a `def` or `class`."""
+    for statement in block:
+        yield statement
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            nested = getattr(statement, field_name, None)
+            if isinstance(nested, list):
+                for item in nested:
+                    if isinstance(item, ast.stmt):
+                        yield from _statements_run([item])
+                    elif isinstance(item, ast.excepthandler | ast.match_case):
+                        yield from _statements_run(item.body)
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(_last_name(exception) in _CATCHES_IMPORT_ERROR for exception in caught)
+
+
+def _last_name(node: ast.expr) -> str | None:
+    """`ImportError`, `builtins.ImportError`: the name an exception class goes by."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _bound_name(binding: Binding) -> str | None:
+    alias = binding.node
+    return (alias.asname or alias.name) if isinstance(alias, ast.alias) else None
+
+
+def _names_in_string_annotations(tree: ast.Module) -> frozenset[str]:
+    """The identifiers spelled in the string annotations of the tree (walked only when an import
+    is about to go)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
+            annotations = [node.annotation]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
+            annotations = [node.returns]
+        else:
+            continue
+        for annotation in annotations:
+            for part in ast.walk(annotation):
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    names.update(_IDENTIFIER.findall(part.value))
+    return frozenset(names)
+
+
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
 
 
 def _overlapping(edits: list[Edit]) -> bool:

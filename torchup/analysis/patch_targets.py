@@ -1,11 +1,19 @@
-"""Mocks and patches of a function a fix renames: `mock.patch("torch.cholesky")`, `patch.object(torch,
+"""Mocks and patches of a name a fix rewrites: `mock.patch("torch.cholesky")`, `patch.object(torch,
 "cholesky")`, `monkeypatch.setattr(torch, "cholesky", f)`, `getattr(torch, "cholesky")`,
 `MagicMock(wraps=torch.cholesky)`.
 
 A test that patches `torch.cholesky` and counts its calls stops seeing them once the library calls
 `torch.linalg.cholesky`: the patch is part of the same change. The engine reports each one under
-the code of the rule that renames the function (``Rule.renames``), with a fix that names the new
-function; torchup.analysis.project then applies the calls' fixes and the patches' together, or neither.
+the code of the rule that rewrites the name (``Rule.renames``: functions and classes alike), with a
+fix that names the new one; torchup.analysis.project then applies the calls' fixes and the
+patches' together, or neither.
+
+Where the new name is called with other arguments than the old (TU602: `torch.cuda.amp.autocast(...)`
+becomes `torch.amp.autocast("cuda", ...)`), a mock moved with the calls records other calls and a
+fake receives arguments it was not written for: the rule reports its patch targets itself, first,
+with ``other_arguments`` saying why; their fixes are then unsafe, which makes the whole group unsafe
+(so the safe fix changes neither the calls nor the mocks), and a read by name (`getattr`), whose
+caller passes the old arguments, gets no fix at all.
 """
 
 from __future__ import annotations
@@ -42,23 +50,25 @@ class PatchTarget:
     released: tuple[int, ...] = ()
 
 
-def report_patch_targets(ctx: Context, renames: dict[str, str]) -> None:
+def report_patch_targets(ctx: Context, renames: dict[str, str], other_arguments: str | None = None) -> None:
     """Report every patch target of ``renames`` in the file, under ``ctx.rule``'s code. A finding
     the rule made at the same place (a reference it could not fix: `wraps=torch.cholesky`) takes
-    the fix instead of a second finding."""
+    the fix instead of a second finding; one already reported as a patch target keeps its own.
+    ``other_arguments``: why the new names are called with other arguments than the old (see the
+    module's docstring); None where the calls keep theirs."""
     assert ctx.rule is not None
     for target in _targets(ctx, renames):
-        fix = None
-        if target.edits is not None:
-            fix = Fix(f"name `{target.new}` instead", Applicability.SAFE, target.edits,
-                      target.imports, target.released, replaces=target.old)
+        fix = _fix(target, other_arguments)
         start, end = ctx.source.node_range(target.node)
         existing = next((d for d in ctx.diagnostics if d.code == ctx.rule.code and (d.start, d.end) == (start, end)),
                         None)
-        if existing is not None:
+        # (a finding whose fix the rule made and that renames nothing, `isinstance(s, torch.amp.GradScaler)`,
+        # is no patch: it keeps its fix, whatever the calls do)
+        if existing is not None and existing.patches is None and (existing.fix is None or existing.fix.replaces):
             existing.patches = target.old
             if existing.fix is None and fix is not None:
                 existing.fix, existing.help = fix, None
+        if existing is not None:
             continue
         if target.verb == _REEXPORTS:
             message = (f"{_REEXPORTS} `{target.old}` by name: code that imports or patches it through this module "
@@ -68,7 +78,19 @@ def report_patch_targets(ctx: Context, renames: dict[str, str]) -> None:
             message = (f"{target.verb} `{target.old}`, whose calls torchup rewrites to `{target.new}`: after that "
                        "fix this would no longer reach them")
             help = f"make it name `{target.new}` when the calls change (no exact rewrite here)"
+        if other_arguments is not None:
+            message += f" ({other_arguments})"
         ctx.report(target.node, message, help=None if fix else help, fix=fix, patches=target.old)
+
+
+def _fix(target: PatchTarget, other_arguments: str | None) -> Fix | None:
+    """The fix that names the new name; unsafe where its calls take other arguments, and none for a
+    read by name then (its caller, which torchup does not follow, passes the old ones)."""
+    if target.edits is None or (other_arguments is not None and target.verb == _VERBS["getattr"]):
+        return None
+    applicability = Applicability.SAFE if other_arguments is None else Applicability.UNSAFE
+    return Fix(f"name `{target.new}` instead", applicability, target.edits, target.imports, target.released,
+               replaces=target.old)
 
 
 def _targets(ctx: Context, renames: dict[str, str]) -> list[PatchTarget]:

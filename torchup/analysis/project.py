@@ -11,7 +11,12 @@ Two facts cross files:
 - **Mocks of a renamed function.** A test that patches `torch.cholesky` and counts calls fails once
   the library calls `torch.linalg.cholesky`. The calls' fixes and the patches' fixes (torchup.
   patch_targets) form one change: all of them apply in the same mode, the weakest of theirs, or
-  none (a patch torchup cannot rewrite leaves the calls' fixes unsafe, naming it).
+  none (a patch torchup cannot rewrite leaves the calls' fixes unsafe, naming it). A mock whose
+  stand-in would be called with other arguments (TU602's `torch.amp.autocast("cuda", ...)`) has an
+  unsafe fix, so the safe fix changes neither it nor the calls. Besides patches, a rule may mark
+  any reference that stops being true when the calls change and that it cannot rewrite
+  (``Diagnostic.patches`` without a fix: TU602's `isinstance(s, torch.cuda.amp.GradScaler)` where
+  `torch` is shadowed): the calls' fixes are then unsafe, naming it.
 - **What the project's functions return.** `_, t = linear_cg(...)` then `t.symeig()`: when every
   `return` of the imported `linear_cg`, read in its own file, gives a tensor there, the finding is
   ``likely`` rather than ``possible`` (torchup.analysis.origins), and is kept.
@@ -188,6 +193,8 @@ class ProjectView:
             if decision is None:
                 continue
             fix = diagnostic.fix
+            if fix is None and decision.applicability is None:
+                continue  # (nothing to take back: the note is about fixes)
             if fix is not None and decision.applicability is None:
                 diagnostic.fix = None
             elif fix is not None and decision.applicability is Applicability.UNSAFE:
@@ -235,7 +242,7 @@ def _where(diagnostic: Diagnostic) -> str:
 
 
 def _decide(diagnostics: list[Diagnostic]) -> dict[str, _Decision]:
-    """One decision per renamed function that something in the project patches by name."""
+    """One decision per rewritten name that something in the project patches (or checks) by name."""
     patched = {d.patches for d in diagnostics if d.patches is not None}
     decisions = {}
     for name in sorted(patched):
@@ -251,9 +258,9 @@ def _decide(diagnostics: list[Diagnostic]) -> dict[str, _Decision]:
         unfixed = [d for d in diagnostics if d.subject == name and d.patches is None and d.fix is None]
         unsafe = [d for d in [*calls, *patches] if d.fix is not None and d.fix.applicability is Applicability.UNSAFE]
         if unfixable:
-            decisions[name] = _Decision(Applicability.UNSAFE, f"unsafe: `{name}` is patched or re-exported by name "
-                                        f"at {_where(unfixable[0])}, which torchup cannot rewrite; it would no "
-                                        "longer see the fixed calls")
+            decisions[name] = _Decision(Applicability.UNSAFE, f"unsafe: `{name}` is patched, checked or re-exported "
+                                        f"by name at {_where(unfixable[0])}, which torchup cannot rewrite; it would "
+                                        "no longer see the fixed calls")
         elif unfixed:
             decisions[name] = _Decision(Applicability.UNSAFE, f"unsafe: `{name}` is mocked by name ({mocks}), and "
                                         f"its use at {_where(unfixed[0])} has no fix: a mock renamed with the other "
