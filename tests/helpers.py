@@ -8,6 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from torchup.check.checker import Checker
 from torchup.core.diagnostics import Diagnostic
@@ -60,3 +61,22 @@ def load_script(relative: str, module_name: str) -> ModuleType:
     sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
     return module
+
+
+def run_cli(capsys: Any, *argv: str) -> tuple[int, str, str]:
+    """``torchup ARGV`` in this process: its exit code, stdout and stderr (``capsys``: pytest's)."""
+    from torchup.cli.main import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def git_project(root: Path, files: dict[str, str]) -> Path:
+    """A repository (``.git`` ends the search for a torch requirement above it) holding ``files``."""
+    (root / ".git").mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root

@@ -19,6 +19,7 @@ import pytest
 from differential.envs import TORCH_VERSIONS, ensure_env
 from differential.harness import BREAKING, cases, changed, differences, pairs, params, probe, skip_reason, strip_floats
 from helpers import fix
+from torchup.api import check_source
 from torchup.core.facts import FACTS
 from torchup.rules import all_rules, rule_by_code
 
@@ -32,15 +33,17 @@ INEXACT = {f"{rule.code}-{example.title}" for rule in all_rules() for example in
 def runs() -> dict[str, dict[str, Any]]:
     """The CI-runnable cases, each pair of releases probed once: original on the old release, fixed
     and (the control) original on the target."""
-    results: dict[str, dict[str, Any]] = {"old": {}, "new": {}, "unfixed": {}}
+    results: dict[str, dict[str, Any]] = {"old": {}, "new": {}, "unfixed": {}, "floor": {}}
     for (before, target), chosen in pairs(c for c in CASES.values() if skip_reason(c) is None).items():
         old = probe(ensure_env(before), {c.case: c.source for c in chosen})
         new = probe(ensure_env(target), {c.case: c.fixed for c in chosen})
         unfixed = probe(ensure_env(target), {c.case: c.source for c in chosen})
+        floor = probe(ensure_env(before), {c.case: c.fixed for c in chosen})
         assert old["torch"].startswith(before) and new["torch"].startswith(target)
         results["old"].update(old["results"])
         results["new"].update(new["results"])
         results["unfixed"].update(unfixed["results"])
+        results["floor"].update(floor["results"])
     return results
 
 
@@ -58,6 +61,25 @@ def assert_same_results(case: str, old: dict[str, Any], new: dict[str, Any]) -> 
     """What ran under 2.13 computes the same under 2.14, and what raised raises the same error."""
     problems = differences(old, new, bit_exact=case not in INEXACT)
     assert not problems, "; ".join(problems)
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_fixed_code_on_the_floor_matches_the_original_there(runs: dict[str, dict[str, Any]], case: str) -> None:
+    """A fix holds on the whole window: under the example's first release (the floor of a project
+    that runs there), the fixed code computes what the original did. Where it cannot, because the fix
+    writes what only a newer release has, torchup must know it (torchup.analysis.fix_window): checked
+    with that floor, the finding keeps no fix and says what it needs."""
+    problems = differences(runs["old"][case], runs["floor"][case], bit_exact=case not in INEXACT)
+    if not problems:
+        return
+    chosen = CASES[case]
+    floor = ".".join(chosen.versions[0].split(".")[:2])
+    found = [d for d in check_source(chosen.source, path="snippet.py", select=[chosen.code], from_version=floor)
+             if d.code == chosen.code]
+    assert found and all(d.fix is None and any("fix needs torch>=" in note for note in d.notes) for d in found), (
+        f"the fix does not run on torch {chosen.versions[0]} ({'; '.join(problems)}), yet torchup offers it "
+        f"to a project whose floor is {floor}: add what it writes to torchup/data/introduced.json"
+    )
 
 
 def control_params() -> list[Any]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import check
+from helpers import check, git_project, run_cli
 from torchup.analysis.rule import release_tuple
 from torchup.check.checker import Checker, applies_to_release
 from torchup.cli.main import main
@@ -32,25 +32,15 @@ from torchup.settings.torch_requirement import (
 )
 
 INSTALLED_TORCH = torch_requirement.installed_torch  # (tests/conftest.py makes it find nothing)
-# TU173 warns since 2.14 (on by default before 2.14 only); TU101 raises since 2.14 (always on).
-SOURCE = "import torch\nm = torch.jit.script(f)\nL = torch.cholesky(A)\n"
-TWO = ["TU101", "TU173"]
+# TU140 behaves differently since 2.14 (on by default for a floor before 2.14 only); TU101 raises since 2.14
+# (always on).
+SOURCE = ("import torch\nwith torch.profiler.profile(with_stack=True) as prof:\n    y = A @ A\n"
+          "rows = len(prof.key_averages())\nL = torch.cholesky(A)\n")
+TWO = ["TU101", "TU140"]
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def project(root: Path, files: dict[str, str]) -> Path:
-    """A repository (``.git`` ends the search above it) holding ``files``."""
-    (root / ".git").mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    return root
+run = run_cli
+project = git_project
 
 
 def detect(root: Path, files: dict[str, str], where: str = "") -> FromVersion:
@@ -67,7 +57,8 @@ def found_codes(out: str, wanted: list[str] = TWO) -> list[str]:
 
 SPECIFIERS = [
     (">=2.1,<2.5", "2.1"), ("<2.5", None), ("==2.4.1", "2.4"), (">2.3", "2.3"), ("~=2.3.0", "2.3"),
-    ("~=2.3", "2.3"), ("==2.4.*", "2.4"), (">=1.12", "1.13"), ("==1.13.1", "1.13"), ("!=2.4", None), ("", None),
+    ("~=2.3", "2.3"), ("==2.4.*", "2.4"), (">=1.12", "1.12"), ("==1.12.1", "1.12"), (">=1.7", "1.7"),
+    (">=0.4.1", "0.4"), ("==1.13.1", "1.13"), ("!=2.4", None), ("", None),
     (">=3.0", None), ("==2.5.0rc1", "2.5"), ("==2.4.1+cu121", "2.4"), (">= 2.1 , < 2.5", "2.1"),
     (">=2.1,!=2.1.*", "2.2"), ("===2.6.0", "2.6"), ("<=2.4", None), (">=2.1,<2.1", None), ("==2", "2.0"),
 ]
@@ -95,14 +86,15 @@ def test_pep508_requirements(requirement: str, expected: tuple[bool, str | None]
 
 
 @pytest.mark.parametrize(("value", "release"), [("2.4", "2.4"), ("2.4.1", "2.4"), (" 2.15 ", "2.15"), ("1.13", "1.13"),
-                                                ("2.0", "2.0"), ("1.13.1", "1.13")])
+                                                ("2.0", "2.0"), ("1.13.1", "1.13"), ("1.12", "1.12"), ("1.7.1", "1.7"),
+                                                ("0.4", "0.4")])
 def test_from_release_accepts_known_releases_and_patches(value: str, release: str) -> None:
     assert from_release(value) == release
 
 
-@pytest.mark.parametrize("value", ["2.16", "1.12", "3.0", "2", "2.x", "", "v2.4", 2.4, None])
+@pytest.mark.parametrize("value", ["2.16", "1.14", "0.5", "3.0", "2", "2.x", "", "v2.4", 2.4, None])
 def test_from_release_rejects_the_rest(value: object) -> None:
-    with pytest.raises(ValueError, match=r"1\.13 or 2\.0 to 2\.15"):
+    with pytest.raises(ValueError, match=r"0\.1 to 2\.15"):
         from_release(value)
 
 
@@ -409,7 +401,7 @@ def test_an_egg_info_counts_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         assert INSTALLED_TORCH()[0] == "2.7.1"
 
 
-@pytest.mark.parametrize(("version", "release"), [("2.13.0", "2.13"), ("2.13.0+cu130", "2.13"), ("1.9.1", "1.13"),
+@pytest.mark.parametrize(("version", "release"), [("2.13.0", "2.13"), ("2.13.0+cu130", "2.13"), ("1.9.1", "1.9"),
                                                   ("2.17.0.dev20260101", "2.15"), ("2.4.0a0+git1234", "2.4")])
 def test_the_installed_torch_decides_where_no_project_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                version: str, release: str) -> None:
@@ -422,7 +414,7 @@ def test_the_installed_torch_decides_where_no_project_names_it(tmp_path: Path, m
 
 
 def from_line(out: str) -> str:
-    [line] = [line for line in out.splitlines() if line.startswith("from-version = ")]
+    [line] = [line for line in out.splitlines() if line.startswith("floor = ")]
     return line
 
 
@@ -431,21 +423,22 @@ def test_precedence_cli_config_detected_installed_default(tmp_path: Path, monkey
     monkeypatch.chdir(tmp_path)
     project(tmp_path, {"m.py": SOURCE})
     assert from_line(run(capsys, "check", "--show-settings", ".")[1]) == \
-        'from-version = "2.0" (default: no torch requirement found)'
+        'floor = "2.0" (default: no torch requirement found; rules run as for 2.0; fixes are not held to a floor: '\
+        '`--floor X.Y` sets one)'
     monkeypatch.setattr(torch_requirement, "installed_torch", lambda listed=None, read=None: ("2.13.0", None))
-    assert from_line(run(capsys, "check", "--show-settings", ".")[1]) == 'from-version = "2.13" (installed torch 2.13.0)'
+    assert from_line(run(capsys, "check", "--show-settings", ".")[1]) == 'floor = "2.13" (installed torch 2.13.0)'
     (tmp_path / "requirements.txt").write_text("torch==2.4.*\n")
     assert from_line(run(capsys, "check", "--show-settings", ".")[1]) == \
-        'from-version = "2.4" (requirements.txt:1 `torch==2.4.*`)'
-    (tmp_path / "torchup.toml").write_text('from-version = "2.6"\n')
+        'floor = "2.4" (requirements.txt:1 `torch==2.4.*`)'
+    (tmp_path / "torchup.toml").write_text('floor = "2.6"\n')
     assert from_line(run(capsys, "check", "--show-settings", ".")[1]) == \
-        f'from-version = "2.6" (from-version in {tmp_path / "torchup.toml"})'
+        f'floor = "2.6" (floor in {tmp_path / "torchup.toml"})'
     code, out, _ = run(capsys, "check", "--show-settings", "--from-version", "2.8.1", ".")
-    assert code == 0 and from_line(out) == 'from-version = "2.8" (--from-version)'
+    assert code == 0 and from_line(out) == 'floor = "2.8" (--floor)'
     assert 'target-version = "2.15" (the default: the newest release known)' in out
     out = run(capsys, "check", "--show-settings", "--target-version", "2.14", "--isolated", ".")[1]
     assert 'target-version = "2.14"\n' in out and from_line(out) == \
-        'from-version = "2.4" (requirements.txt:1 `torch==2.4.*`)'  # (--isolated: no torchup.toml; still detected)
+        'floor = "2.4" (requirements.txt:1 `torch==2.4.*`)'  # (--isolated: no torchup.toml; still detected)
 
 
 def test_show_settings_of_a_file_in_a_subproject(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -453,7 +446,7 @@ def test_show_settings_of_a_file_in_a_subproject(tmp_path: Path, monkeypatch: py
     monkeypatch.chdir(tmp_path)
     project(tmp_path, {"requirements.txt": "torch>=2.2\n", "sub/requirements.txt": "torch>=2.5\n", "sub/m.py": ""})
     assert from_line(run(capsys, "check", "--show-settings", "sub/m.py")[1]) == \
-        f'from-version = "2.5" ({Path("sub", "requirements.txt")}:1 `torch>=2.5`)'
+        f'floor = "2.5" ({Path("sub", "requirements.txt")}:1 `torch>=2.5`)'
 
 
 def test_show_settings_of_a_directory_names_the_projects_below_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -467,8 +460,8 @@ def test_show_settings_of_a_directory_names_the_projects_below_it(tmp_path: Path
     out = run(capsys, "check", "--show-settings", ".")[1]
     below = [line.strip() for line in out.splitlines() if line.startswith("  ")]
     assert below == [
-        f'new: from-version = "2.5" ({Path("new", "pyproject.toml")}:3 `torch>=2.5`)',
-        f'old: from-version = "2.3" ({Path("old", "requirements.txt")}:1 `torch==2.3.*`)',
+        f'new: floor = "2.5" ({Path("new", "pyproject.toml")}:3 `torch>=2.5`)',
+        f'old: floor = "2.3" ({Path("old", "requirements.txt")}:1 `torch==2.3.*`)',
     ]
     assert "projects below" not in run(capsys, "check", "--show-settings", "--from-version", "2.4", ".")[1]
 
@@ -485,7 +478,7 @@ def test_a_bad_from_version_in_the_configuration_exits_2(tmp_path: Path, capsys:
 def test_a_patch_release_in_the_configuration_counts_as_its_minor(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.torchup]\nfrom-version = "2.13.1"\n')
-    assert from_line(run(capsys, "check", "--show-settings", str(tmp_path))[1]).startswith('from-version = "2.13" (')
+    assert from_line(run(capsys, "check", "--show-settings", str(tmp_path))[1]).startswith('floor = "2.13" (')
 
 
 @pytest.mark.parametrize("value", ["9.9", "2.16", "latest"])
@@ -501,11 +494,11 @@ def test_a_bad_from_version_option_is_a_usage_error(capsys: pytest.CaptureFixtur
 
 def test_selection_follows_the_from_version() -> None:
     codes = {version: {r.code for r in select_rules(all_rules(), from_version=version)} for version in ("2.13", "2.14")}
-    assert {"TU101", "TU173"} <= codes["2.13"]
-    assert "TU101" in codes["2.14"] and "TU173" not in codes["2.14"]
-    assert "TU173" in {r.code for r in select_rules(all_rules())}  # (None: as old as can be)
-    assert "TU173" in {r.code for r in select_rules(all_rules(), ["TU173"], from_version="2.14")}
-    assert "TU173" in {r.code for r in select_rules(all_rules(), None, ["TU173"], from_version="2.15")}
+    assert {"TU101", "TU140"} <= codes["2.13"]
+    assert "TU101" in codes["2.14"] and "TU140" not in codes["2.14"]
+    assert "TU140" in {r.code for r in select_rules(all_rules())}  # (None: as old as can be)
+    assert "TU140" in {r.code for r in select_rules(all_rules(), ["TU140"], from_version="2.14")}
+    assert "TU140" in {r.code for r in select_rules(all_rules(), None, ["TU140"], from_version="2.15")}
     assert "TU201" not in codes["2.13"]  # off by default whatever the from-version
 
 
@@ -513,8 +506,8 @@ def test_selection_follows_the_from_version() -> None:
     (["--from-version", "2.13"], TWO),
     (["--from-version", "2.14"], ["TU101"]),  # the warning was already there at 2.14: not new
     (["--from-version", "2.15"], ["TU101"]),  # a break is reported even where it was already there
-    (["--from-version", "2.14", "--extend-select", "TU173"], TWO),
-    (["--from-version", "2.14", "--select", "TU173"], ["TU173"]),
+    (["--from-version", "2.14", "--extend-select", "TU140"], TWO),
+    (["--from-version", "2.14", "--select", "TU140"], ["TU140"]),
     (["--from-version", "1.13"], TWO),
     ([], TWO),  # nothing says: 2.0
 ])
@@ -567,7 +560,7 @@ def test_each_file_has_its_own_projects_from_version(tmp_path: Path, capsys: pyt
     _, out, _ = run(capsys, "check", "--no-cache", "--output-format", "concise", str(tmp_path))
     found = sorted((Path(line.split(":")[0]).parent.name, line.split()[1]) for line in out.splitlines()
                    if ": TU" in line and line.split()[1] in TWO)
-    assert found == [("new", "TU101"), ("old", "TU101"), ("old", "TU173")]
+    assert found == [("new", "TU101"), ("old", "TU101"), ("old", "TU140")]
 
 
 def test_the_cache_never_gives_one_from_versions_findings_to_another(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -608,7 +601,7 @@ def test_rules_since_lists_what_runs_by_default(capsys: pytest.CaptureFixture[st
     expected = {rule.code for rule in all_rules()
                 if rule.on_by_default(since) and applies_to_release(rule, target or "2.15")}
     assert set(rows(out)) == expected
-    assert ("TU173" in expected) is (since in ("2.4", "2.13", "1.13"))
+    assert ("TU140" in expected) is (since in ("2.4", "2.13", "1.13"))
     assert "TU101" in expected and "TU201" not in expected
     assert ("TU150" in expected) is (target is None)
 
@@ -618,7 +611,7 @@ def test_rules_shows_each_rules_change(capsys: pytest.CaptureFixture[str]) -> No
     table = rows(out)
     assert out.splitlines()[0].split()[5] == "CHANGE"
     assert table["TU101"][4:6] == [">=2.14", "raises"]
-    assert table["TU173"][3:6] == ["on", ">=2.14", "warns"]
+    assert table["TU140"][3:6] == ["on", ">=2.14", "behaves-differently"]
     assert table["TU140"][5] == "behaves-differently" and table["TU501"][5] == "new-feature"
     assert table["TU001"][5] == "-"
     assert set(table) == {rule.code for rule in all_rules()}
@@ -657,7 +650,7 @@ def test_engine_findings_carry_no_change() -> None:
 
 def formats(tmp_path: Path, capsys: pytest.CaptureFixture[str], output_format: str, *more: str) -> str:
     project(tmp_path, {"m.py": SOURCE})
-    code, out, _ = run(capsys, "check", "--from-version", "2.13", "--select", "TU101,TU173", "--output-format",
+    code, out, _ = run(capsys, "check", "--from-version", "2.13", "--select", "TU101,TU140", "--output-format",
                        output_format, *more, str(tmp_path / "m.py"))
     assert code == 1
     return out
@@ -665,7 +658,7 @@ def formats(tmp_path: Path, capsys: pytest.CaptureFixture[str], output_format: s
 
 def test_text_formats_name_the_release_and_the_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     concise = [line for line in formats(tmp_path, capsys, "concise").splitlines() if ": TU" in line]
-    assert ": TU173 " in concise[0] and concise[0].endswith("[since torch 2.14: warns]")
+    assert ": TU140 " in concise[0] and concise[0].endswith("[since torch 2.14: behaves differently]")
     assert concise[1].endswith("[since torch 2.14: raises]") and ": TU101 [*] " in concise[1]
     full = formats(tmp_path, capsys, "full").splitlines()
     headers = [line for line in full if ": TU" in line]
@@ -674,7 +667,7 @@ def test_text_formats_name_the_release_and_the_change(tmp_path: Path, capsys: py
 
 def test_json_formats_have_since_and_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     records = json.loads(formats(tmp_path, capsys, "json"))
-    assert [(r["code"], r["since"], r["change"]) for r in records] == [("TU173", "2.14", "warns"),
+    assert [(r["code"], r["since"], r["change"]) for r in records] == [("TU140", "2.14", "behaves differently"),
                                                                        ("TU101", "2.14", "raises")]
     lines = [json.loads(line) for line in formats(tmp_path, capsys, "json-lines").splitlines()]
     assert lines == records
@@ -683,19 +676,19 @@ def test_json_formats_have_since_and_change(tmp_path: Path, capsys: pytest.Captu
 def test_sarif_has_since_and_change_properties(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = json.loads(formats(tmp_path, capsys, "sarif"))
     results = log["runs"][0]["results"]
-    assert [r["properties"] for r in results] == [{"since": "2.14", "change": "warns", "confidence": "certain"},
+    assert [r["properties"] for r in results] == [{"since": "2.14", "change": "behaves differently", "confidence": "certain"},
                                                   {"since": "2.14", "change": "raises", "confidence": "certain"}]
     descriptors = {d["id"]: d for d in log["runs"][0]["tool"]["driver"]["rules"]}
-    assert descriptors["TU173"]["properties"]["change"] == "warns" and "change" not in descriptors["TU001"]["properties"]
+    assert descriptors["TU140"]["properties"]["change"] == "behaves differently" and "change" not in descriptors["TU001"]["properties"]
 
 
 def test_github_and_junit_messages_name_the_release_and_the_change(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     github = formats(tmp_path, capsys, "github").splitlines()
-    assert github[0].endswith("[since torch 2.14: warns]") and github[1].endswith("[since torch 2.14: raises]")
+    assert github[0].endswith("[since torch 2.14: behaves differently]") and github[1].endswith("[since torch 2.14: raises]")
     junit = ET.fromstring(formats(tmp_path, capsys, "junit").encode())
     failures = junit.findall("./testsuite/testcase/failure")
-    assert [f.get("message", "").rpartition(" [")[2] for f in failures] == ["since torch 2.14: warns]",
+    assert [f.get("message", "").rpartition(" [")[2] for f in failures] == ["since torch 2.14: behaves differently]",
                                                                             "since torch 2.14: raises]"]
     assert all((f.text or "").endswith("]") for f in failures)
 
@@ -708,11 +701,11 @@ def test_findings_from_the_cache_keep_their_change(tmp_path: Path, monkeypatch: 
     first = json.loads(run(capsys, *argv)[1])
     cached = json.loads(run(capsys, *argv)[1])
     assert cached == first and {(r["since"], r["change"]) for r in cached if r["code"] in TWO} == {
-        ("2.14", "warns"), ("2.14", "raises")}
+        ("2.14", "behaves differently"), ("2.14", "raises")}
     assert '"since": "2.14"' in next((tmp_path / ".torchup_cache").rglob("findings.json")).read_text()
 
 
 def test_tu173_is_a_deprecation_on_by_default_before_2_14() -> None:
-    rule = rule_by_code("TU173")
-    assert rule is not None and rule.enabled_by_default and rule.change.value == "warns" and rule.since == "2.14"
+    rule = rule_by_code("TU140")
+    assert rule is not None and rule.enabled_by_default and rule.change.value == "behaves differently" and rule.since == "2.14"
     assert rule.on_by_default("2.13") and not rule.on_by_default("2.14") and rule.on_by_default(None)

@@ -286,7 +286,9 @@ def test_fix_keeps_each_lines_ending(tmp_path, before, after):
     assert code == 0, out
     assert path.read_bytes() == after
     code, out = concise("fix", str(path))
-    assert code == 0 and re.fullmatch(r"All checks passed \(1 file checked(; 1 without a trigger word, not parsed)?\)\.\n", out)
+    assert code == 0 and re.fullmatch(
+        r"Support window: [^\n]*\.\nAll checks passed \(1 file checked(; 1 without a trigger word, not parsed)?\)\.\n", out
+    )
     assert path.read_bytes() == after
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
-from helpers import check, fix
+import helpers
 from torchup.analysis.rule import Example, Rule
-from torchup.core.diagnostics import Applicability
+from torchup.api import check_source, fix_source
+from torchup.core.diagnostics import Applicability, Diagnostic
 from torchup.rules import all_rules
 
 CASES = [
@@ -16,29 +19,47 @@ CASES = [
 ]
 
 
+def check(source: str, select: list[str], floor: str | None = None) -> list[Diagnostic]:
+    """The example's findings, with the project's floor it states (``Example.floor``)."""
+    if floor is None:
+        return helpers.check(source, select=select)
+    return check_source(source, path="snippet.py", select=select, from_version=floor)
+
+
+def fix(source: str, unsafe: bool, select: list[str], floor: str | None = None) -> str:
+    """The fixed text (it parses, and fixing again changes nothing), with the example's floor."""
+    if floor is None:
+        return helpers.fix(source, unsafe=unsafe, select=select)
+    first = fix_source(source, path="snippet.py", select=select, unsafe_fixes=unsafe, from_version=floor).source
+    ast.parse(first)
+    again = fix_source(first, path="snippet.py", select=select, unsafe_fixes=unsafe, from_version=floor).source
+    assert again == first, "fixing twice changed the file"
+    return first
+
+
 @pytest.mark.parametrize(("rule", "example"), CASES)
 def test_example_findings(rule: Rule, example: Example) -> None:
-    found = [d for d in check(example.source, select=[rule.code]) if d.code == rule.code]
+    found = [d for d in check(example.source, [rule.code], example.floor) if d.code == rule.code]
     assert len(found) == example.findings, [d.message for d in found]
 
 
 @pytest.mark.parametrize(("rule", "example"), CASES)
 def test_example_fix(rule: Rule, example: Example) -> None:
-    fixed = fix(example.source, unsafe=example.unsafe, select=[rule.code])
+    fixed = fix(example.source, example.unsafe, [rule.code], example.floor)
     expected = example.fixed if example.fixed is not None else example.source
     assert fixed == expected
 
 
 @pytest.mark.parametrize(("rule", "example"), [c for c in CASES if c.values[1].unsafe and c.values[1].fixed])
 def test_unsafe_examples_need_the_flag(rule: Rule, example: Example) -> None:
-    assert fix(example.source, unsafe=False, select=[rule.code]) != example.fixed
+    assert fix(example.source, False, [rule.code], example.floor) != example.fixed
 
 
 @pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)
 def test_declared_fix_availability_matches_examples(rule: Rule) -> None:
     applicabilities = set()
     for example in rule.examples:
-        for diagnostic in check(example.source, select=[rule.code]):
+        for diagnostic in check(example.source, [rule.code], example.floor):
             if diagnostic.fix is not None:
                 applicabilities.add(diagnostic.fix.applicability)
     declared = rule.fix_availability.value
@@ -72,5 +93,6 @@ def test_codes_are_unique_and_stable() -> None:
         "TU620", "TU621", "TU622", "TU623", "TU624", "TU625", "TU626", "TU627", "TU628", "TU629",
         "TU630", "TU631", "TU632", "TU633", "TU634", "TU635", "TU636", "TU637", "TU638", "TU639", "TU640", "TU641", "TU642", "TU643", "TU644",
         "TU701", "TU702", "TU703", "TU704", "TU705", "TU706", "TU707", "TU708", "TU711", "TU712", "TU713",
+        "TU801",
     ]
     assert len({r.name for r in all_rules()}) == len(all_rules())

@@ -401,13 +401,13 @@ def test_tu172(source: str, expected: str | None) -> None:
 # -- TU173 -------------------------------------------------------------------------------------------
 
 
-def test_tu173_is_on_by_default_before_2_14_and_informational() -> None:
-    """A warning: on by default for code that runs on a release before 2.14 today (the from-version),
-    off for 2.14 and later unless selected (torchup.settings.selection)."""
+def test_tu173_is_on_by_default_whatever_the_floor_and_informational() -> None:
+    """A warning the target still gives: on by default whatever the floor, 2.14 and later too (the code
+    still has to change; torchup.analysis.rule.Rule.on_by_default)."""
     rule = rule_by_code("TU173")
     assert rule is not None and rule.enabled_by_default and rule.severity.value == "info"
-    assert rule.on_by_default("2.13") and not rule.on_by_default("2.14")
-    assert "TU173" not in [r.code for r in select_rules(all_rules(), from_version="2.14")]
+    assert rule.on_by_default("2.13") and rule.on_by_default("2.14")
+    assert "TU173" in [r.code for r in select_rules(all_rules(), from_version="2.14")]
     source = "import torch\nm = torch.jit.script(f)\n"
     assert [d.code for d in check(source)] == ["TU173"]
     assert [d.code for d in check(source, select=["TU173"])] == ["TU173"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers import check
-from torchup.check.checker import Checker
+from torchup.check.checker import Checker, FileSettings
 from torchup.discover.discovery import Discovery
 from torchup.prefilter.words import TriggerPattern
 from torchup.rules import all_rules
@@ -21,7 +21,9 @@ SAMPLE = ROOT / "examples" / "legacy-project"
 
 
 def findings(paths: list[Path], prefilter: bool) -> list[tuple[str, int, int, str]]:
-    checker = Checker(select_rules(all_rules(), ["ALL"]), prefilter=prefilter)
+    # (with the sample's floor, torch>=2.0: TU801's dead version gate needs one)
+    rules = tuple(select_rules(all_rules(), ["ALL"]))
+    checker = Checker(list(rules), prefilter=prefilter, settings_for=lambda _: FileSettings(rules, from_version="2.0"))
     result = run([str(p) for p in paths], checker, Discovery(), RunOptions())
     return [(d.path, d.line, d.column, d.code) for d in result.diagnostics]
 
@@ -76,25 +78,19 @@ def test_check_and_fix_never_import_torch(tmp_path: Path) -> None:
     assert completed.stdout.strip().endswith("[1, 1]")
 
 
-def test_the_sample_projects_from_version_is_its_torch_requirement(capsys: pytest.CaptureFixture[str]) -> None:
-    """examples/legacy-project requires torch>=2.0,<2.14: 2.14's new warnings (TU173's TorchScript) are
-    reported by default; for code already on 2.14 they are not new, and only selected. So are 2.1's
-    (TU604's checkpoint), but not warnings that 2.0 already gave (TU620's functorch)."""
+def test_the_sample_projects_floor_is_its_torch_requirement(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/legacy-project requires torch>=2.0,<2.14: its floor is 2.0. What the target warns about
+    is reported whatever the floor (TU173's TorchScript, new in 2.14; TU620's functorch, which 2.0 already
+    warned about); a change of behaviour only for a floor before it (TU601's `torch.load`, 2.6)."""
     from torchup.cli.main import main
-
-    def tu173(*options: str) -> int:
-        main(["check", "--no-cache", "--output-format", "concise", *options, str(SAMPLE / "legacy_project")])
-        return sum(": TU173 " in line for line in capsys.readouterr().out.splitlines())
-
-    assert tu173() == 2
-    assert tu173("--from-version", "2.14") == 0
-    assert tu173("--from-version", "2.14", "--extend-select", "TU173") == 2
-    main(["check", "--show-settings", str(SAMPLE)])
-    assert 'from-version = "2.0" (' in capsys.readouterr().out
 
     def count(code: str, *options: str) -> int:
         main(["check", "--no-cache", "--output-format", "concise", *options, str(SAMPLE / "legacy_project")])
         return sum(f": {code} " in line for line in capsys.readouterr().out.splitlines())
 
-    assert count("TU604") == 1 and count("TU604", "--from-version", "2.1") == 0
-    assert count("TU620") == 0 and count("TU620", "--from-version", "1.13") == 2
+    assert count("TU173") == 2 and count("TU173", "--floor", "2.14") == 2
+    assert count("TU620") == 2 and count("TU620", "--from-version", "1.13") == 2
+    assert count("TU601") == 2 and count("TU601", "--floor", "2.6") == 0
+    assert count("TU601", "--floor", "2.6", "--extend-select", "TU601") == 2
+    main(["check", "--show-settings", str(SAMPLE)])
+    assert 'floor = "2.0" (' in capsys.readouterr().out

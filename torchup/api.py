@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from torchup.check.checker import Checker
+from torchup.check.checker import Checker, FileSettings
 from torchup.core.diagnostics import Diagnostic
 from torchup.core.packages import forget_packages
 from torchup.core.python_target import forget_files
@@ -37,10 +37,16 @@ class FixResult:
     remaining: list[Finding]  # what is still reported in the fixed text
 
 
-def _checker(select: Sequence[str] | None, ignore: Sequence[str], target_python: str | None) -> Checker:
+def _checker(
+    select: Sequence[str] | None, ignore: Sequence[str], target_python: str | None, from_version: str | None = None
+) -> Checker:
     forget_files()  # an editor calls us again and again while pyproject.toml files change
     forget_packages()  # (and `__init__.py` files)
-    return Checker(select_rules(all_rules(), select, (), ignore), target_python=target_python)
+    rules = select_rules(all_rules(), select, (), ignore, from_version=from_version)
+    if from_version is None:
+        return Checker(rules, target_python=target_python)
+    settings = FileSettings(tuple(rules), target_python, from_version=from_version)
+    return Checker(rules, target_python=target_python, settings_for=lambda _path: settings)
 
 
 def _source(source: str | bytes, path: str) -> SourceFile:
@@ -54,9 +60,11 @@ def check_source(
     select: Sequence[str] | None = None,
     ignore: Sequence[str] = (),
     target_python: str | None = None,
+    from_version: str | None = None,
 ) -> list[Finding]:
-    """Findings for one source text; ``select``/``ignore`` take codes or prefixes as the CLI does."""
-    checker = _checker(select, ignore, target_python)
+    """Findings for one source text; ``select``/``ignore`` take codes or prefixes as the CLI does;
+    ``from_version``: the oldest torch the code must still run on (``--from-version``: the floor)."""
+    checker = _checker(select, ignore, target_python, from_version)
     try:
         return checker.analyze_alone(_source(source, path)).diagnostics
     except DecodeError as exc:
@@ -70,9 +78,11 @@ def fix_source(
     ignore: Sequence[str] = (),
     unsafe_fixes: bool = False,
     target_python: str | None = None,
+    from_version: str | None = None,
 ) -> FixResult:
-    """The source with fixes applied (safe ones; unsafe too with ``unsafe_fixes``)."""
-    checker = _checker(select, ignore, target_python)
+    """The source with fixes applied (safe ones; unsafe too with ``unsafe_fixes``); ``from_version``
+    as for ``check_source``."""
+    checker = _checker(select, ignore, target_python, from_version)
     try:
         parsed = _source(source, path)
     except DecodeError as exc:

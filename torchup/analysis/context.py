@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
-from torchup.analysis.old_torch import runs_only_on_old_torch
+from torchup.analysis.fix_window import fix_need
+from torchup.analysis.old_torch import gate_reader, runs_only_on_old_torch
 from torchup.analysis.resolver import BindingKind, Resolver, Scope
 from torchup.core.diagnostics import Applicability, Confidence, Diagnostic, Fix, ImportRequest, Severity
 from torchup.core.python_target import PythonTarget, resolve_target
@@ -39,6 +40,11 @@ class Context:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     target_python_option: str | None = None  # --target-python, as given
     target_version: str | None = None  # the torch release to migrate to (None: the newest known)
+    # The floor: the oldest torch release the project must still run on (FileSettings.from_version;
+    # None: not known). Version gates are evaluated against it (torchup.analysis.old_torch).
+    floor: str | None = None
+    floor_text: str | None = None  # the floor and where it was found, as findings name it
+    raise_floor: bool = False  # keep the fixes the floor lacks (`fix --raise-floor`), each saying what it needs
 
     @cached_property
     def python_target(self) -> PythonTarget:
@@ -70,6 +76,9 @@ class Context:
         assert self.rule is not None
         if self._runs_only_on_old_torch(node):
             return  # already migrated: the old spelling next to the new one (torchup.analysis.old_torch)
+        notes: list[str] = []
+        if fix is not None and self.floor is not None:
+            fix = self._fix_for_floor(node, fix, notes)
         if fix is not None and confidence is not Confidence.CERTAIN and fix.applicability is Applicability.SAFE:
             fix.applicability = Applicability.UNSAFE  # (torchup.analysis.receivers: never safe unless surely torch's)
         origin = None
@@ -95,6 +104,7 @@ class Context:
                 fix=fix,
                 start=start,
                 end=end,
+                notes=notes,
                 receiver_method=receiver_method,
                 receiver_origin=origin,
                 patches=patches,
@@ -105,9 +115,31 @@ class Context:
             )
         )
 
+    def _fix_for_floor(self, node: ast.AST, fix: Fix, notes: list[str]) -> Fix | None:
+        """``fix``, or its first alternative that runs on the floor (``Fix.alternatives``), or None
+        with a note saying what it needs (torchup.analysis.fix_window). Under ``raise_floor`` a fix
+        the floor lacks is kept, and says what it needs (``Fix.needs``)."""
+        assert self.floor is not None
+        need = fix_need(self.source, self.tree, self.resolver, node, fix, self.floor)
+        if need is None:
+            return fix
+        if self.raise_floor:
+            fix.needs = need.release
+            notes.append(f"fix needs {need.describe()}: `--raise-floor` raises the project's requirement to it")
+            return fix
+        for alternative in fix.alternatives:
+            if fix_need(self.source, self.tree, self.resolver, node, alternative, self.floor) is None:
+                notes.append(f"the fix keeps to what torch {self.floor} has: {fix.message} needs {need.describe()}")
+                return alternative
+        supports = self.floor_text or self.floor
+        notes.append(f"fix needs {need.describe()}; this project supports torch {supports}: "
+                     "`torchup fix --raise-floor` applies it and raises the requirement")
+        return None
+
     def _runs_only_on_old_torch(self, node: ast.AST) -> bool:
         assert self.rule is not None
-        return runs_only_on_old_torch(self.tree, node, self.source.segment, self.rule.change.value == "raises")
+        gate_of = gate_reader(self.tree, self.qualified_name, self.target_version, self.source.path)
+        return runs_only_on_old_torch(self.tree, node, self.source.segment, self.rule.change.value == "raises", gate_of)
 
     # -- questions -----------------------------------------------------------------------------
     def qualified_name(self, expr: ast.AST) -> str | None:

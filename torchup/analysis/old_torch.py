@@ -12,7 +12,11 @@ Projects that support several releases keep the old spelling next to the new one
     else:
         ...                                       # old torch only
 
-Such code is already migrated: the old branch never runs on the target. Reporting it would be noise
+Such code is already migrated: the old branch never runs on the target. Version tests are evaluated to the
+release below which alone a branch runs (torchup.analysis.version_gates): ``else`` and ``elif`` chains, and
+an early exit (``if new_enough: return new()``) that leaves the rest of the block to old releases. While
+the project's floor is below that release the branch is old code that still runs; from it on, it is
+dead code (TU801 removes it). Either way its findings are not reported. Reporting it would be noise
 that a user can only silence, so it is not reported at all (the rule docs and README say so). Also
 not reported: a removed name used inside a ``try`` whose handler catches its absence (``ImportError``,
 ``AttributeError``), for a change that raises: that code works on both releases.
@@ -22,22 +26,23 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from collections.abc import Callable
 
-Segment = Callable[[ast.AST], str]
-_TORCH_PACKAGES = frozenset({"torch", "functorch", "torchvision", "torchaudio"})
-_FALLBACK_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})
-# Flags projects define for the running release: `_TORCH_GREATER_EQUAL_2_4`, `TORCH_GE_1_13`, ...
-# and helpers that compare it: `torch_version_geq(1, 13)`, `is_torch_greater_or_equal("2.4")`.
-_NEW_FLAG = re.compile(r"torch\w*(GREATER|_GE\b|_GE_|GEQ|AT_LEAST|NEWER|_GTE)", re.IGNORECASE)
-_OLD_FLAG = re.compile(r"torch\w*(LESS|_LT\b|_LT_|_LTE|OLDER|BELOW|BEFORE)", re.IGNORECASE)
-# What spells torch's own version: `torch.__version__`, `TORCH_VERSION`, `version("torch")`, ...
-_TORCH_VERSION = re.compile(
-    r"torch\.__version__|torch\.version|torch_version|version\(\s*['\"]torch['\"]", re.IGNORECASE
+from torchup.analysis.version_gates import (
+    Gate,
+    GateFacts,
+    LazyGateFacts,
+    QualifiedName,
+    Release,
+    evaluate_gate,
+    file_qualified_name,
+    parse_release,
 )
 
-
+Segment = Callable[[ast.AST], str]
+GateOf = Callable[[ast.expr], "Gate | None"]  # an `if` test's gate, if it is one that concerns the target
+_TORCH_PACKAGES = frozenset({"torch", "functorch", "torchvision", "torchaudio"})
+_FALLBACK_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})
 def enclosing(tree: ast.AST, node: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
     """(parent, child) pairs from ``tree`` down to ``node``. A descent through the children that span
     the node, not a map of the whole tree: asked only for the nodes a rule reports."""
@@ -105,11 +110,16 @@ def _spans(child: ast.AST, target: Position) -> bool:
     )
 
 
-def runs_only_on_old_torch(tree: ast.AST, node: ast.AST, segment: Segment, raises: bool) -> bool:
+def runs_only_on_old_torch(
+    tree: ast.AST, node: ast.AST, segment: Segment, raises: bool, gate_of: GateOf | None = None
+) -> bool:
     """Whether ``node`` sits where only an old torch runs it (see the module docstring).
-    ``segment`` gives a node's source text; ``raises``: the finding's change makes the old code fail."""
+    ``segment`` gives a node's source text; ``raises``: the finding's change makes the old code fail;
+    ``gate_of``: how to read an ``if`` test (``gate_reader``; by default, from the file alone)."""
     if not hasattr(node, "lineno"):
         return False
+    if gate_of is None:
+        gate_of = gate_reader(tree)  # type: ignore[arg-type]
     for parent, child in enclosing(tree, node):
         if isinstance(parent, ast.Try | _TRY_STAR):
             if child in parent.handlers and _is_fallback(parent, child, segment):  # type: ignore[operator]
@@ -117,12 +127,80 @@ def runs_only_on_old_torch(tree: ast.AST, node: ast.AST, segment: Segment, raise
             if raises and child in parent.body and any(_catches_absence(h) for h in parent.handlers):
                 return True
         if isinstance(parent, ast.If | ast.IfExp):
-            old = _old_branch(parent.test, segment)
-            if old == "body" and _in_branch(child, parent.body):
+            gate = gate_of(parent.test)
+            if gate is not None and _in_branch(child, getattr(parent, gate.old)):
                 return True
-            if old == "orelse" and _in_branch(child, parent.orelse):
+        in_block = isinstance(child, ast.stmt) and not isinstance(parent, ast.Module)  # (no `return` there)
+        if in_block and _after_old_exit(parent, child, gate_of):  # type: ignore[arg-type]
+            return True
+    return False
+
+
+def gate_reader(
+    tree: ast.Module, qualified_name: QualifiedName | None = None, target: str | None = None, path: str | None = None
+) -> GateOf:
+    """How ``runs_only_on_old_torch`` reads an ``if`` test: its gate (``evaluate_gate``, with the file's own
+    facts, collected once per tree) when the old branch runs only below a release the target has left
+    behind (``target``: the release migrated to; None: any 2.x), else None. ``qualified_name``: the
+    resolver's (``Context.qualified_name``); by default the file's module-level imports. ``path``: the
+    file's, to read the helpers and flags other modules of its project define (torchup.analysis.project_gates)."""
+    resolve = qualified_name or file_qualified_name(tree)
+    newest: Release = (parse_release(target) if target else None) or (2, 1 << 30)
+
+    def gate_of(test: ast.expr) -> Gate | None:
+        gate = evaluate_gate(test, resolve, file_gate_facts(tree, path))
+        if gate is None or (gate.release is not None and gate.release > newest):
+            return None  # (`if TORCH_MAJOR == 2:` also runs on the target)
+        return gate
+
+    return gate_of
+
+
+def file_gate_facts(tree: ast.Module, path: str | None = None) -> GateFacts:
+    """The file's own gate facts (collected when a test first needs one), and with ``path`` those the
+    modules of its project define (torchup.analysis.project_gates), kept on the tree."""
+    facts = getattr(tree, "_torchup_gate_facts", None)
+    if facts is None:
+        facts = LazyGateFacts(tree)
+        if path is not None:
+            from torchup.analysis.project_gates import ProjectGateFacts  # (a file that asks: most never do)
+
+            facts = ProjectGateFacts(facts, path)
+        tree._torchup_gate_facts = facts  # type: ignore[attr-defined]
+    return facts
+
+
+def _after_old_exit(parent: ast.AST, child: ast.stmt, gate_of: GateOf) -> bool:
+    """``if new_enough: return new()`` before ``child`` in its block: ``child`` runs only on old torch."""
+    block = next((b for b in _blocks(parent) if child in b), None)
+    if block is None:
+        return False
+    for statement in block[: block.index(child)]:
+        if isinstance(statement, ast.If) and exits(statement.body):
+            gate = gate_of(statement.test)
+            if gate is not None and gate.old == "orelse":
+                return True
+        if isinstance(statement, ast.If) and statement.orelse and exits(statement.orelse):
+            gate = gate_of(statement.test)
+            if gate is not None and gate.old == "body":
                 return True
     return False
+
+
+def _blocks(parent: ast.AST) -> list[list[ast.stmt]]:
+    blocks = [getattr(parent, name, None) for name in ("body", "orelse", "finalbody")]
+    return [block for block in blocks if isinstance(block, list)] + [h.body for h in getattr(parent, "handlers", [])]
+
+
+def exits(block: list[ast.stmt]) -> bool:
+    """Whether a block always leaves its enclosing block: it ends in ``return``, ``raise``, ``continue``
+    or ``break`` (or an ``if`` whose branches all do)."""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, ast.Return | ast.Raise | ast.Continue | ast.Break):
+        return True
+    return isinstance(last, ast.If) and exits(last.body) and exits(last.orelse)
 
 
 _TRY_STAR = getattr(ast, "TryStar", ast.Try)
@@ -180,50 +258,3 @@ def _catches_absence(handler: ast.ExceptHandler) -> bool:
     (`except RuntimeError`, `except Exception`) also catches what the call itself raises on bad
     input, so the code depends on the call working (mocklib's `torch.cholesky` with a fallback)."""
     return bool(_names_of(handler.type) & _FALLBACK_ERRORS)
-
-
-def _old_branch(test: ast.expr, segment: Segment) -> str | None:
-    """Which branch of ``if test`` runs only on an old torch: "body", "orelse" or None (unknown)."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _old_branch(test.operand, segment)
-        return {"body": "orelse", "orelse": "body"}.get(inner or "")
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" and test.args:
-        # `if hasattr(torch, "compile"):` new torch has it; the else branch is for old ones.
-        return "orelse" if "torch" in segment(test.args[0]) else None
-    if _starts_with_an_old_major(test, segment):
-        return "body"  # `if torch.__version__.startswith("1."):` (a "2.1" prefix would match 2.13 too)
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name | ast.Attribute):
-        test = test.func  # `torch_version_geq(1, 13)`: the helper's name says which way
-    if isinstance(test, ast.Name | ast.Attribute):
-        name = test.id if isinstance(test, ast.Name) else test.attr
-        if _NEW_FLAG.search(name):
-            return "orelse"
-        if _OLD_FLAG.search(name):
-            return "body"
-        return None
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        left = segment(test.left)
-        right = segment(test.comparators[0])
-        if _TORCH_VERSION.search(left) and not _TORCH_VERSION.search(right):
-            version_left = True
-        elif _TORCH_VERSION.search(right) and not _TORCH_VERSION.search(left):
-            version_left = False
-        else:
-            return None
-        op = test.ops[0]
-        if isinstance(op, ast.Lt | ast.LtE):
-            return "body" if version_left else "orelse"
-        if isinstance(op, ast.Gt | ast.GtE):
-            return "orelse" if version_left else "body"
-    return None
-
-
-def _starts_with_an_old_major(test: ast.expr, segment: Segment) -> bool:
-    """`torch.__version__.startswith("1.")` (or a tuple of such prefixes): true only before torch 2."""
-    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith"
-            and len(test.args) == 1 and _TORCH_VERSION.search(segment(test.func.value))):
-        return False
-    argument = test.args[0]
-    prefixes = argument.elts if isinstance(argument, ast.Tuple) else [argument]
-    return all(isinstance(p, ast.Constant) and isinstance(p.value, str) and p.value.startswith(("0.", "1."))
-               for p in prefixes)

@@ -42,6 +42,10 @@ class Change(enum.Enum):
     MISTAKE = "mistake"  # on every release: the code does not do what it says (TorchFix's TOR002)
 
 
+# What the target raises on or warns about: reported whatever the project's floor (Rule.on_by_default).
+_REPORTED_ON_ANY_FLOOR = frozenset({Change.RAISES, Change.WARNS, Change.MISTAKE})
+
+
 def release_tuple(release: str) -> tuple[int, ...]:
     """``"2.6"`` -> (2, 6); ``"2.14.1"`` -> (2, 14, 1)."""
     return tuple(int(part) for part in release.split("."))
@@ -67,6 +71,8 @@ class Example:
     # before the change (or an older one) and the target. CI has 2.13 and 2.14 only; the others run
     # by the maintainer command (tools/run_examples.py).
     versions: tuple[str, str] = ("2.13", "2.14")
+    # The project's floor the example is checked with (``--from-version``; None: not known).
+    floor: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", textwrap.dedent(self.source).lstrip("\n"))
@@ -288,13 +294,16 @@ class Rule:
         return True
 
     def on_by_default(self, from_version: str | None) -> bool:
-        """Whether the rule runs without ``--select`` for code that runs on ``from_version`` today
-        (None: unknown, as old as can be). A break is reported even when it was already there at
-        the from-version (such code runs on neither release: old code keeps calls on paths nobody
-        ran); a warning or a change of behaviour only when it is new since the from-version."""
+        """Whether the rule runs without ``--select`` for a project whose floor (the oldest release
+        it must run on) is ``from_version`` (None: unknown, as old as can be). What the target raises
+        on or warns about is reported whatever the floor: a break is there on every release since
+        (old code keeps calls on paths nobody ran), and a deprecation that already warned at the floor
+        still has to be changed (the targets a warning is gone from do not run the rule: ``until``).
+        A silent change (of behaviour, a move, a new feature) only when it is newer than the floor:
+        code that already runs on that release lives with it."""
         if not self.enabled_by_default:
             return False
-        if self.change is Change.RAISES or from_version is None or self.since is None:
+        if self.change in _REPORTED_ON_ANY_FLOOR or from_version is None or self.since is None:
             return True
         return release_tuple(from_version) < release_tuple(self.since)
 
@@ -307,9 +316,9 @@ class Rule:
     def _default_in_words(self) -> str:
         if not self.enabled_by_default:
             return "no (`--select`)"
-        if self.change is Change.RAISES or self.since is None:
+        if self.change in _REPORTED_ON_ANY_FLOOR or self.since is None:
             return "yes"
-        return f"for code on a release before {self.since} (the from-version; `--select` otherwise)"
+        return f"for a project whose floor is before {self.since} (`--select` otherwise)"
 
     def render_docs(self) -> str:
         lines = [f"# {self.code} {self.name}", "", self.summary, ""]

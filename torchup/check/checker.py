@@ -116,6 +116,13 @@ class FileSettings:
     from_version: str | None = None
     # The least sure findings of method rules reported (``--min-confidence``; torchup.analysis.receivers).
     min_confidence: Confidence = Confidence.POSSIBLE
+    # The floor as findings name it (`1.7 (requirements.txt:16 `torch>=1.7`)`): a fix that needs a newer
+    # torch says so (torchup.analysis.fix_window). With ``raise_floor`` such fixes are kept, each
+    # saying the release it needs, and `fix --raise-floor` raises the requirement. With
+    # ``floor_known`` False (nothing names a floor: its default chose the rules), no fix is held to it.
+    floor_text: str | None = None
+    floor_known: bool = True
+    raise_floor: bool = False
 
 
 class Checker:
@@ -165,7 +172,7 @@ class Checker:
             codes = ",".join(sorted(rule.code for rule in settings.rules))
             versions = ",".join(f"{a}.{b}" for a, b in sorted(target.versions))
             text = f"{codes}|{versions}|{settings.target_version}|{settings.from_version}|{int(self.prefilter)}" \
-                f"|{settings.min_confidence.value}|{package}"
+                f"|{settings.min_confidence.value}|{package}|{settings.floor_text}|{int(settings.raise_floor)}"
             cached = self._fingerprints[key] = (settings, text)
         self._fingerprint_in[(id(settings), directory)] = cached
         return cached[1]
@@ -360,7 +367,9 @@ class Checker:
             tree = resolver.tree
             settings = self.file_settings(source.path)
             ctx = Context(source, tree, resolver, target_python_option=settings.target_python,
-                          target_version=settings.target_version)
+                          target_version=settings.target_version,
+                          floor=settings.from_version if settings.floor_known else None,
+                          floor_text=settings.floor_text, raise_floor=settings.raise_floor)
             for rule in rules:
                 if _runs(rule, focus):
                     ctx.rule = rule

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ from torchup.core.python_target import parse_version
 from torchup.core.source import DecodeError, SourceFile, is_notebook
 from torchup.discover.discovery import DEFAULT_EXCLUDE, Discovery
 from torchup.fix.fixer import fix_source
-from torchup.report.formats import RunCounts, render, render_fixes, render_statistics
+from torchup.report.formats import RunCounts, SupportWindow, render, render_fixes, render_statistics
 from torchup.report.output import Style, use_colour, write_report
 from torchup.rules import all_rules, rule_by_code
 from torchup.run.cache import Cache
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from torchup.run.replay import Recorder
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+WindowFor = Callable[[str], SupportWindow]
 _PACKAGE = __name__.partition(".")[0]  # a fix that imports from torchup makes the fixed code depend on it
 
 
@@ -46,6 +48,7 @@ def settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "target_python": args.target_python,
         "target_version": args.target_version,
         "from_version": args.from_version,
+        "raise_floor": getattr(args, "raise_floor", False) or None,
         "unsafe_fixes": True if args.unsafe_fixes else None,
         "min_confidence": args.min_confidence,
         "output_format": args.output_format,
@@ -123,9 +126,20 @@ def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None 
         sys.stderr.write(f"torchup: error: {exc}\n")
         return EXIT_ERROR
     diagnostics = [d for d in result.diagnostics if checker.reports(d.code, d.path)]
+    window_for = _windows(provider, settings, args)
+    window = window_for(args.paths[0] if args.paths else ".")
     for line in torchfix.noqa_notes(result.torchfix_noqa):
         sys.stderr.write(f"torchup: note: {line}\n")
     output_format = settings.output_format
+    raised = None
+    if fix and getattr(args, "raise_floor", False):
+        from torchup.run.floor_raise import raise_floors
+
+        raised = raise_floors(result.fixed_diagnostics, provider.detector, diff=args.diff)
+        result.diffs.extend(raised.diffs)
+        for line in raised.lines:
+            (sys.stderr if args.diff or args.quiet or output_format not in ("full", "concise") else sys.stdout).write(
+                f"torchup: {line}\n")
     if args.diff:
         sys.stdout.write("".join(result.diffs))
     elif args.statistics:
@@ -134,12 +148,12 @@ def run_check(args: argparse.Namespace, *, fix: bool, recorder: Recorder | None 
     elif output_format in ("full", "concise") and not args.output_file:
         write_report(diagnostics, result.sources.get, output_format)  # colour on a terminal
     else:
-        counts = RunCounts(result.files_checked, result.files_not_parsed, result.files_failed)
+        counts = RunCounts(result.files_checked, result.files_not_parsed, result.files_failed, window, window_for)
         _emit(args, render(output_format, diagnostics, result.sources.get, root=project_root(), counts=counts))
     if args.show_fixes and fix and result.fixed_diagnostics:
         sys.stdout.write(render_fixes(result.fixed_diagnostics, root=project_root()))
     if not args.quiet and output_format in ("full", "concise") and not args.statistics:
-        _summary(result, diagnostics, fix=fix, diff=args.diff, unsafe=settings.unsafe_fixes)
+        _summary(result, diagnostics, fix=fix, diff=args.diff, unsafe=settings.unsafe_fixes, window=window)
     if recorder is not None:
         wrote = fix and not args.diff and bool(result.changed)
         recorder.completed(settings.root, discovery, result.targets, wrote=wrote, cache=options.cache, checker=checker)
@@ -208,7 +222,32 @@ def _run_stdin_notebook(
     return EXIT_FINDINGS if outcome.diagnostics and not args.exit_zero else EXIT_CLEAN
 
 
-def _summary(result: RunResult, diagnostics: list, *, fix: bool, diff: bool, unsafe: bool) -> None:
+def _windows(provider: SettingsProvider, settings: Settings, args: argparse.Namespace) -> WindowFor:
+    """The support window of a path (memoised per directory: its files share a floor)."""
+    if args.target_version is not None:
+        target_source = "--target-version"
+    elif settings.target_version != KNOWN_RELEASES[-1]:
+        target_source = f"target-version in {settings.config_file}"
+    else:
+        target_source = "default: the newest release torchup knows"
+    by_directory: dict[str, SupportWindow] = {}
+
+    def window_for(path: str) -> SupportWindow:
+        directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        window = by_directory.get(directory)
+        if window is None:
+            floor = provider.from_version(path)
+            source = floor.describe().partition(" (")[2][:-1]
+            target = provider.settings(path).target_version
+            window = by_directory[directory] = SupportWindow(floor.release, source, target, target_source)
+        return window
+
+    return window_for
+
+
+def _summary(
+    result: RunResult, diagnostics: list, *, fix: bool, diff: bool, unsafe: bool, window: SupportWindow | None = None
+) -> None:
     stream = sys.stderr if diff else sys.stdout
     style = Style(use_colour(stream))
     files = f"{result.files_checked} file{'s' * (result.files_checked != 1)} checked"
@@ -216,7 +255,7 @@ def _summary(result: RunResult, diagnostics: list, *, fix: bool, diff: bool, uns
     # from the cache count as the run that made them did, so a re-run prints what a cold run would).
     if result.files_not_parsed:
         files += f"; {result.files_not_parsed} without a trigger word, not parsed"
-    lines = []
+    lines = [f"Support window: {window.text()}."] if window is not None else []
     if fix and result.fixed:
         verb = "Would fix" if diff else "Fixed"
         lines.append(f"{verb} {result.fixed} finding{'s' * (result.fixed != 1)} in {result.files_fixed} "
@@ -275,11 +314,11 @@ def _projects_below(provider: SettingsProvider, root: str) -> str:
             continue
         found = provider.from_version(directory)
         if found != here:
-            lines.append(f"  {os.path.relpath(directory, root)}: from-version = \"{found.release}\" ({found.source})")
+            lines.append(f"  {os.path.relpath(directory, root)}: floor = \"{found.release}\" ({found.source})")
     if not lines:
         return ""
     more = f"\n  ... and {len(lines) - _SHOWN_PROJECTS} more" if len(lines) > _SHOWN_PROJECTS else ""
-    return ("# projects below it, whose files are checked with their own from-version:\n"
+    return ("# projects below it, whose files are checked with their own floor:\n"
             + "\n".join(lines[:_SHOWN_PROJECTS]) + more + "\n")
 
 

@@ -92,11 +92,20 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
         "--target-version", choices=KNOWN_RELEASES, help="the torch release to migrate to (default: the newest known)"
     )
     parser.add_argument(
+        "--floor",
         "--from-version",
+        dest="from_version",
         type=_from_release,
         metavar="X.Y",
-        help="the torch release the code runs on today: decides which warnings and changes of behaviour are new "
-        "(default: the project's torch requirement, else the installed torch, else 2.0)",
+        help="the oldest torch release the code must still run on: which changes of behaviour are new, and which "
+        "fixes are safe (default: the lower bound of the project's torch requirement, else the installed torch, "
+        "else 2.0; --from-version is its old name)",
+    )
+    parser.add_argument(
+        "--raise-floor",
+        action="store_true",
+        help="with fix: also apply the fixes that need a newer torch than the floor, and raise the torch "
+        "requirement to the release they need, in the file it came from",
     )
     parser.add_argument(
         "--min-confidence",
@@ -147,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     rules = commands.add_parser("rules", help="list every rule")
     rules.add_argument(
         "--since",
+        "--floor",
+        dest="since",
         type=_from_release,
         metavar="X.Y",
         help="only the rules that run by default for code on torch X.Y: the changes after it, and the breaks",

@@ -69,6 +69,16 @@ class Fix:
     # The qualified name this fix stops using in favour of another (`torch.cholesky`): a mock of
     # that name elsewhere in the project must change with it (torchup.analysis.project).
     replaces: str | None = None
+    # What the fixed code uses that the engine cannot read off the edits (a method of an object whose
+    # type it does not know: `torch.profiler.profile.key_averages(include_python_functions=)`), in the
+    # keys of torchup/data/introduced.json; torchup.analysis.fix_window reads the rest itself.
+    requires: tuple[str, ...] = ()
+    # Forms of the same fix for older releases, in order: where this one needs a newer torch than the
+    # project's floor, the first that runs on the floor is applied instead (torchup.analysis.fix_window).
+    alternatives: tuple[Fix, ...] = ()
+    # The torch release the fix needs, where newer than the project's floor: kept only for
+    # `fix --raise-floor`, which raises the requirement to it.
+    needs: str | None = None
 
 
 @dataclass

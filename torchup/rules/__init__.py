@@ -72,6 +72,7 @@ RULE_MODULES = (
     "tu711_log1p",
     "tu712_expm1",
     "tu713_logsumexp",
+    "tu801_outdated_version_gate",
 )
 
 

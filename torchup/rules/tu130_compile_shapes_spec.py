@@ -12,6 +12,10 @@ MESSAGE = "`torch.compile(shapes_spec=...)` is `dynamic_shapes=` in torch 2.14 (
 ERROR = "TypeError: compile() got an unexpected keyword argument 'shapes_spec'"
 
 
+# What the fix writes (a key of a `**` dict is no keyword the engine reads: torchup.analysis.fix_window).
+NEEDS = "torch.compile(dynamic_shapes=)"
+
+
 class CompileShapesSpec(Rule):
     code = "TU130"
     name = "compile-shapes-spec-renamed"
@@ -89,7 +93,8 @@ class CompileShapesSpec(Rule):
             keyword = next((k for k in call.keywords if k.arg == "shapes_spec"), None)
             if keyword is not None:
                 rename = edits.rename_keyword(keyword, "dynamic_shapes")
-                fix = None if clash else Fix("rename to `dynamic_shapes`", Applicability.SAFE, (rename,))
+                fix = None if clash else Fix("rename to `dynamic_shapes`", Applicability.SAFE, (rename,),
+                                              requires=(NEEDS,))
                 ctx.report(keyword, MESSAGE, fix=fix, help="keep one of the two keywords" if clash else None)
                 continue
             spread = literal_dict_keyword(call, "shapes_spec")
@@ -100,7 +105,8 @@ class CompileShapesSpec(Rule):
                 fix = None
                 if plain and not clash:
                     new_key = f"{text[0]}dynamic_shapes{text[0]}"
-                    fix = Fix("rename the key to `dynamic_shapes`", Applicability.SAFE, (edits.replace(key, new_key),))
+                    fix = Fix("rename the key to `dynamic_shapes`", Applicability.SAFE, (edits.replace(key, new_key),),
+                              requires=(NEEDS,))
                 ctx.report(key, MESSAGE, fix=fix, help=None if fix else 'rename the key to "dynamic_shapes" by hand')
 
 RULE = CompileShapesSpec()

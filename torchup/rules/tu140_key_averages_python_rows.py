@@ -230,7 +230,9 @@ class KeyAveragesPythonRows(Rule):
             if not profiles.stacks_recorded(name):
                 continue
             edit = append_argument(ctx.source, call, ADDED)
-            fix = Fix(f"pass `{ADDED}` (2.13's rows)", Applicability.SAFE, (edit,)) if edit else None
+            # (the profile is an object whose type the engine does not read: say what the fix needs)
+            fix = Fix(f"pass `{ADDED}` (2.13's rows)", Applicability.SAFE, (edit,),
+                      requires=("torch.profiler.profile.key_averages(include_python_functions=)",)) if edit else None
             ctx.report(
                 func,
                 "`key_averages()` hides Python-function rows in torch 2.14 (new `include_python_functions=False`); "

@@ -39,7 +39,9 @@ def _applicability(value: ast.expr | None) -> Applicability:
 
 
 def _fix(edit: Edit | None, value: ast.expr | None, what: str = f"rename to `{NEW}`") -> Fix | None:
-    return Fix(what, _applicability(value), (edit,)) if edit is not None else None
+    # (the flag's new name, also where it is a string or a keyword of the config module's own methods,
+    # which the engine does not read as a name: torchup.analysis.fix_window)
+    return Fix(what, _applicability(value), (edit,), requires=(f"{CONFIG}.{NEW}",)) if edit is not None else None
 
 
 class _Assignments:

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import ClassVar
 
 from torchup.analysis.context import Context
+from torchup.analysis.importer import probing_imports
+from torchup.analysis.patch_targets import report_patch_targets
 from torchup.analysis.patterns import Edits, bind_call
 from torchup.analysis.rule import Change, Example, FixAvailability, LooksFor, Rule, RuleDocs
 from torchup.core.diagnostics import Applicability, Edit, Fix, ImportRequest, Severity
@@ -30,6 +33,15 @@ OLD: dict[str, Old] = {
     for path in ("", "grad_scaler." if kind == "GradScaler" else "autocast_mode.")
 }
 NAMES = frozenset(OLD)
+# What each old name becomes: the mocks and patches of the old names move with the calls (their fixes
+# unsafe: the new names take the device first, which a mock records and a fake receives).
+RENAMES = {name: f"torch.amp.{old.kind}" for name, old in sorted(OLD.items())}
+OTHER_ARGUMENTS = "the new one is called with the device as well, which a mock records and a stand-in receives"
+# The old classes derive from these in every release from 2.4 on (2.13.0, 2.14.1:
+# torch/cuda/amp/grad_scaler.py:12 `class GradScaler(torch.amp.GradScaler)`, autocast_mode.py:18
+# `class autocast(torch.amp.autocast_mode.autocast)`, the same in torch/cpu/amp): a check of the new
+# class holds for objects of the old, so it can move before, with or without the calls.
+CLASSES = frozenset({"autocast", "GradScaler"})
 # The deprecated modules themselves, as values: `from torch.cuda import amp`, `return torch.cuda.amp`,
 # `getattr(torch.cuda.amp, "autocast")`. Reported without a fix (their uses get theirs).
 AMP_MODULES = frozenset({"torch.cuda.amp", "torch.cpu.amp"})
@@ -117,16 +129,40 @@ def merged(edits: list[Edit]) -> tuple[Edit, ...]:
 
 
 class _Places:
-    """Which expressions are decorators or base classes (looked up once a file has a reference)."""
+    """Which expressions are decorators, base classes, the classes of an `isinstance` / `issubclass`
+    check or parts of an annotation (looked up once a file has a reference)."""
 
     def __init__(self, ctx: Context) -> None:
         self.decorators: set[int] = set()
         self.bases: set[int] = set()
+        self.checks: set[int] = set()
+        self.annotations: set[int] = set()
         for node in ctx.walk():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.decorators.update(id(d) for d in node.decorator_list)
             if isinstance(node, ast.ClassDef):
                 self.bases.update(id(b) for b in node.bases)
+            elif isinstance(node, ast.Call) and _is_check(node):
+                classes = node.args[1]
+                self.checks.update(id(c) for c in (classes.elts if isinstance(classes, ast.Tuple) else [classes]))
+            for annotation in _annotations(node):
+                self.annotations.update(id(part) for part in ast.walk(annotation))
+
+
+def _is_check(call: ast.Call) -> bool:
+    """`isinstance(x, C)` / `issubclass(T, C)` (the builtins by name: shadowing them is rare)."""
+    return isinstance(call.func, ast.Name) and call.func.id in ("isinstance", "issubclass") and len(call.args) == 2
+
+
+def _annotations(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.AnnAssign):
+        return [node.annotation]
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    arguments = node.args
+    parameters = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+    found = [p.annotation for p in parameters if p is not None and p.annotation is not None]
+    return found + ([node.returns] if node.returns is not None else [])
 
 
 class DeviceSpecificAmp(Rule):
@@ -141,6 +177,7 @@ class DeviceSpecificAmp(Rule):
     severity = Severity.WARNING
     fix_availability = FixAvailability.SOMETIMES
     looks_for = LooksFor(names=tuple(sorted(NAMES | AMP_MODULES)))
+    renames: ClassVar[dict[str, str]] = RENAMES
     docs = RuleDocs(
         what="""
         Finds every reference to `torch.cuda.amp.autocast`, `torch.cuda.amp.GradScaler`,
@@ -176,9 +213,16 @@ class DeviceSpecificAmp(Rule):
         same for `custom_bwd`; a bare `@custom_fwd` / `@custom_bwd` decorator becomes
         `@torch.amp.custom_fwd(device_type="cuda")`. A name from `from torch.cuda.amp import
         autocast` becomes `torch.amp.autocast` (`import torch` added if missing), and the import
-        is removed once no use is left. No fix: base classes (a subclass's `super().__init__`
-        takes the old arguments), the name passed on or checked with `isinstance`, autocast
-        calls with `*args`, or with `**kwargs` and no `dtype`.
+        is removed once no use is left, unless it stands in the body of a `try` whose `except`
+        handles its failure (`try: from torch.cuda.amp import autocast / except ImportError:
+        ...`): that import is the point of the block and stays. `isinstance(s,
+        torch.cuda.amp.GradScaler)`, `issubclass` and annotations -> `torch.amp.GradScaler` (the
+        same for autocast), so that a check of what the fixed calls make still holds. Mocks and
+        patches of the old names (`mock.patch("torch.cuda.amp.autocast")`, `patch.object(amp,
+        "GradScaler")`, `wraps=torch.cuda.amp.autocast`) are reported too, with an unsafe fix that
+        names the new one. No fix: base classes (a subclass's `super().__init__` takes the old
+        arguments), the name passed on or read by name (`getattr(torch.cuda.amp, "autocast")`),
+        autocast calls with `*args`, or with `**kwargs` and no `dtype`.
         """,
         fix_safety="""
         Safe: in every release from 2.4.1 to 2.15.0 the old names only forward to `torch.amp`:
@@ -194,10 +238,29 @@ class DeviceSpecificAmp(Rule):
         computed in bfloat16 (run on 2.13.0 and 2.14.1). `cache_enabled` is left as written: the
         new default follows `torch.is_autocast_cache_enabled()` where the old forced True, which
         changes only whether cast weights are cached inside code that turned the cache off
-        (tracing, export), never a value. The objects are of the `torch.amp` classes now: an
-        `isinstance(s, torch.cuda.amp.GradScaler)` check elsewhere turns false, so this rule
-        reports those references too (fix them to `torch.amp.GradScaler`). TorchScript accepts
-        the new spellings (`torch.jit.script` of both, 2.14.1).
+        (tracing, export), never a value. TorchScript accepts the new spellings
+        (`torch.jit.script` of both, 2.14.1).
+
+        The fixed calls make objects of the `torch.amp` classes, so every reference that observes
+        the old name moves with them, across the project, or the calls do not move:
+        - `isinstance(s, torch.cuda.amp.GradScaler)` would turn false: it becomes
+          `isinstance(s, torch.amp.GradScaler)`, safe with or without the calls, since each old
+          class derives from the new one (2.13.0 and 2.14.1: torch/cuda/amp/grad_scaler.py:12
+          `class GradScaler(torch.amp.GradScaler)`, torch/cuda/amp/autocast_mode.py:18 `class
+          autocast(torch.amp.autocast_mode.autocast)`, torch/cpu/amp the same; 2.4.1 on): old
+          and new objects pass it. It also passes the other device's objects: where a file checks
+          both `torch.cuda.amp.GradScaler` and `torch.cpu.amp.GradScaler`, which become one class,
+          the fix is unsafe. A check torchup cannot rewrite (`torch` shadowed there) makes the
+          calls' fixes unsafe, naming it.
+        - A mock of the old name (`mock.patch("torch.cuda.amp.autocast")`) would no longer see
+          the calls. Moved with them it would record `("cuda", ..., dtype=torch.float16)` where
+          the test expects the old arguments, and a fake would receive arguments it was not
+          written for: its fix is unsafe, and so all the fixes of that name and its mocks apply
+          together under `--unsafe-fixes`, none otherwise (the note on each names the mocks).
+          `getattr(torch.cuda.amp, "autocast")` gets no fix (its caller passes the old
+          arguments) and makes them unsafe in the same way.
+        - An import probed by `try` / `except ImportError` stays (see the fix): its fallback is
+          what the code (and its tests, which hide the module) rely on.
         """,
         wheels_vs_notes="""
         The issue guesses 2.4: the wheels agree. torch 2.3.1 has the same wrappers without a
@@ -390,7 +453,7 @@ class DeviceSpecificAmp(Rule):
             executable=False,  # defines a function only
         ),
         Example(
-            "reported without a fix: a subclass, a saved name, an isinstance check",
+            "reported without a fix: a subclass, a saved name",
             """
             import torch
 
@@ -398,9 +461,48 @@ class DeviceSpecificAmp(Rule):
                 pass
 
             make_context = torch.cuda.amp.autocast
-            ok = isinstance(Scaler(), torch.cuda.amp.GradScaler)
             """,
-            findings=3,
+            findings=2,
+        ),
+        Example(
+            "an isinstance check moves with the scaler it checks",
+            """
+            import torch
+            scaler = torch.cpu.amp.GradScaler(enabled=False)
+            ok = isinstance(scaler, torch.cpu.amp.GradScaler)
+            scale = torch.tensor(scaler.get_scale())
+            """,
+            fixed="""
+            import torch
+            scaler = torch.amp.GradScaler("cpu", enabled=False)
+            ok = isinstance(scaler, torch.amp.GradScaler)
+            scale = torch.tensor(scaler.get_scale())
+            """,
+            findings=2,
+        ),
+        Example(
+            "an import whose failure the code handles stays",
+            """
+            import torch
+            try:
+                from torch.cpu.amp import autocast
+            except ImportError:
+                raise RuntimeError("mixed precision needs torch.cpu.amp") from None
+            x = torch.arange(12.0).reshape(3, 4) / 7
+            with autocast(enabled=True):
+                y = x @ x.T
+            """,
+            fixed="""
+            import torch
+            try:
+                from torch.cpu.amp import autocast
+            except ImportError:
+                raise RuntimeError("mixed precision needs torch.cpu.amp") from None
+            x = torch.arange(12.0).reshape(3, 4) / 7
+            with torch.amp.autocast("cpu", enabled=True, dtype=torch.bfloat16):
+                y = x @ x.T
+            """,
+            findings=2,
         ),
         Example(
             "not reported: torch.amp, torch.autocast, a project's own autocast, apex",
@@ -430,30 +532,40 @@ class DeviceSpecificAmp(Rule):
                 help="torchup fixes the uses of its names; this reference needs a hand edit",
             )
 
-    def check(self, ctx: Context) -> None:
-        self._report_modules(ctx)
-        for alias, qualname in from_imports(ctx.resolver, NAMES):
+    def _report_imports(self, ctx: Context) -> None:
+        imports = from_imports(ctx.resolver, NAMES)
+        probes = _probing_aliases(ctx) if imports else frozenset()
+        for alias, qualname in imports:
             old = OLD[qualname]
             ctx.report(
                 alias,
                 f"`{public_name(old)}` is deprecated: each use warns (FutureWarning); "
                 f"use `{new_form(old)}`",
-                help="torchup fixes the uses; this import goes when none is left",
+                help="torchup fixes the uses; this import goes when none is left" if id(alias) not in probes else
+                "torchup fixes the uses but keeps this import: the `except` of its `try` handles its failure, "
+                "which is the point of the block (test for `torch.amp` there by hand)",
             )
-        places: _Places | None = None  # (set below)
-        for node, qualname, call in ctx.references_to(NAMES):
+
+    def check(self, ctx: Context) -> None:
+        self._report_modules(ctx)
+        self._report_imports(ctx)
+        references = ctx.references_to(NAMES)
+        places = _Places(ctx) if references else None
+        checked = {(OLD[q].kind, OLD[q].device) for node, q, _ in references if places and id(node) in places.checks}
+        for node, qualname, call in references:
+            assert places is not None
             old = OLD[qualname]
-            places = places or _Places(ctx)
             if call is not None:
-                self._report_call(ctx, node, call, old)
+                self._report_call(ctx, node, call, old, qualname)
             elif id(node) in places.decorators and old.kind in ("custom_fwd", "custom_bwd"):
-                fix = self._bare_decorator_fix(ctx, node, old)
+                fix = self._bare_decorator_fix(ctx, node, old, qualname)
                 ctx.report(
                     node,
                     f"`@{public_name(old)}` warns (FutureWarning); use `@torch.amp.{old.kind}(device_type="
                     f"\"{old.device}\")`",
                     fix=fix,
                     help=None if fix else f"use `@torch.amp.{old.kind}(device_type=\"{old.device}\")`",
+                    subject=qualname,
                 )
             elif id(node) in places.bases:
                 ctx.report(
@@ -463,15 +575,48 @@ class DeviceSpecificAmp(Rule):
                     help=f"derive from `torch.amp.{old.kind}` and pass \"{old.device}\" to `super().__init__` "
                     "(its arguments come after the device)",
                 )
+            elif old.kind in CLASSES and (id(node) in places.checks or id(node) in places.annotations):
+                other = (old.kind, "cpu" if old.device == "cuda" else "cuda")
+                self._report_check(ctx, node, old, qualname, id(node) in places.checks, other in checked)
             else:
                 ctx.report(
                     node,
                     f"`{public_name(old)}` is deprecated (FutureWarning when called); objects made by "
                     f"`{new_form(old)}` are not instances of it",
                     help=f"use `torch.amp.{old.kind}` with the device (`{new_form(old)}`)",
+                    subject=qualname,
                 )
+        # (after the rule's own findings: a saved name, `real = torch.cuda.amp.autocast`, takes the
+        # patch's fix; the engine's own pass then finds each target reported)
+        report_patch_targets(ctx, RENAMES, OTHER_ARGUMENTS)
 
-    def _report_call(self, ctx: Context, node: ast.expr, call: ast.Call, old: Old) -> None:
+    def _report_check(
+        self, ctx: Context, node: ast.expr, old: Old, qualname: str, is_check: bool, both_devices: bool
+    ) -> None:
+        """`isinstance(s, torch.cuda.amp.GradScaler)`, or an annotation: the fixed code makes objects
+        of `torch.amp.GradScaler`, which such a check must name, and the old objects pass it too."""
+        target = retarget(ctx, node, old.kind)
+        fix = None
+        if target is not None:
+            edit, text, imports, released = target
+            applicability, reason = Applicability.SAFE, f"`{public_name(old)}` derives from it"
+            if both_devices and is_check:
+                applicability = Applicability.UNSAFE
+                reason = "unsafe: this file also checks the other device's class, which becomes the same one"
+            fix = Fix(f"name `{text}` ({reason})", applicability, (edit,), imports, released)
+        where = "checks for" if is_check else "annotates with"
+        ctx.report(
+            node,
+            f"{where} `{public_name(old)}`, which is deprecated: objects made by `{new_form(old)}`, as the fixed "
+            "calls make them, are not instances of it",
+            fix=fix,
+            help=None if fix else f"name `torch.amp.{old.kind}`, which the old class derives from",
+            # (a check left as it is turns false once the calls change: it holds them back)
+            patches=qualname if fix is None and is_check else None,
+            subject=qualname,
+        )
+
+    def _report_call(self, ctx: Context, node: ast.expr, call: ast.Call, old: Old, qualname: str) -> None:
         q = ctx.quote(call)
         if old.kind == "autocast":
             fix = self._autocast_fix(ctx, node, call, old)
@@ -479,6 +624,8 @@ class DeviceSpecificAmp(Rule):
             fix = self._scaler_fix(ctx, node, call, old)
         else:
             fix = self._custom_fix(ctx, node, call, old)
+        if fix is not None:
+            fix.replaces = qualname  # (its mocks move with it: torchup.analysis.project)
         ctx.report(
             node,
             f"`{public_name(old)}(...)` warns (FutureWarning: deprecated); use `{new_form(old, q)}`",
@@ -486,6 +633,7 @@ class DeviceSpecificAmp(Rule):
             help=None if fix else f"use `{new_form(old, q)}`"
             + (", with `dtype=` as before (`torch." + DEFAULT_DTYPE[old.device] + "` when none was given)"
                if old.kind == "autocast" else ""),
+            subject=qualname,
         )
 
     def _autocast_fix(self, ctx: Context, node: ast.expr, call: ast.Call, old: Old) -> Fix | None:
@@ -514,10 +662,20 @@ class DeviceSpecificAmp(Rule):
             if append is None:
                 return None
             edits.append(append)
-        return Fix(
+        fix = Fix(
             f"use `{text}({q}{old.device}{q}, ...)`" + (f" with the old default `{added}`" if added else ""),
             Applicability.SAFE, merged(edits), imports, released,
         )
+        # For a project whose floor predates `torch.amp.autocast` (1.12): `torch.autocast`, the same
+        # class under its first public name (torchup.analysis.fix_window picks it where it fits).
+        torch = ctx.module_reference("torch", node)
+        if torch is not None:
+            alias = Edits(ctx.source).replace(node, f"{torch[0]}.autocast")
+            fix.alternatives = (Fix(
+                fix.message.replace(f"`{text}(", f"`{torch[0]}.autocast(", 1), Applicability.SAFE,
+                merged([alias, *edits[1:]]), (*torch[1], *(r for r in imports if r.module != "torch.amp")), released,
+            ),)
+        return fix
 
     def _scaler_fix(self, ctx: Context, node: ast.expr, call: ast.Call, old: Old) -> Fix | None:
         # The old __init__ takes the new one's parameters after `device`, in the same order.
@@ -547,7 +705,7 @@ class DeviceSpecificAmp(Rule):
             return None
         return Fix(f"use `{text}(..., {device})`", Applicability.SAFE, (edit, added), imports, released)
 
-    def _bare_decorator_fix(self, ctx: Context, node: ast.expr, old: Old) -> Fix | None:
+    def _bare_decorator_fix(self, ctx: Context, node: ast.expr, old: Old, qualname: str) -> Fix | None:
         target = retarget(ctx, node, old.kind)
         if target is None:
             return None
@@ -555,12 +713,13 @@ class DeviceSpecificAmp(Rule):
         q = ctx.quote(node)
         content = f"{text}(device_type={q}{old.device}{q})"
         return Fix(f"use `@{content}`", Applicability.SAFE, (Edits(ctx.source).replace(node, content),),
-                   imports, released)
+                   imports, released, replaces=qualname)
 
 
 def _module_uses(ctx: Context) -> list[tuple[ast.AST, str]]:
     """Imports that bind a deprecated amp module, and the module used as a value (not `amp.X`,
-    which is reported as X)."""
+    which is reported as X, nor the owner in `getattr(torch.cuda.amp, "autocast")` or
+    `patch.object(...)`, which is reported as a patch target of X)."""
     found: list[tuple[ast.AST, str]] = [
         (b.node, b.target) for b in ctx.resolver.import_bindings
         if b.target in AMP_MODULES and not b.typing_only and isinstance(b.node, ast.alias)
@@ -569,8 +728,31 @@ def _module_uses(ctx: Context) -> list[tuple[ast.AST, str]]:
     references = ctx.references_to(AMP_MODULES)
     if references:  # (most files name the modules only on the way to their classes)
         bases = {id(node.value) for node in ctx.walk() if isinstance(node, ast.Attribute)}
+        bases |= _owners_by_name(ctx)
         found += [(node, name) for node, name, _ in references if id(node) not in bases]
     return sorted(found, key=lambda item: (item[0].lineno, item[0].col_offset))  # type: ignore[attr-defined]
+
+
+def _owners_by_name(ctx: Context) -> set[int]:
+    """The module arguments of `getattr(torch.cuda.amp, "autocast")`, `patch.object(amp, "GradScaler")`
+    and the like, where the string names one of the old names."""
+    owners = set()
+    for call in ctx.resolver.calls:
+        func = call.func
+        callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if callee not in ("getattr", "setattr", "delattr", "object") or len(call.args) < 2:
+            continue
+        owner, name = call.args[0], call.args[1]
+        module = ctx.qualified_name(owner)
+        if module in AMP_MODULES and isinstance(name, ast.Constant) and f"{module}.{name.value}" in NAMES:
+            owners.add(id(owner))
+    return owners
+
+
+def _probing_aliases(ctx: Context) -> frozenset[int]:
+    """The names imported in the body of a `try` whose `except` handles their failure (kept by the fix)."""
+    probes = probing_imports(ctx.tree)
+    return frozenset(id(b.node) for b in ctx.resolver.import_bindings if id(b.statement) in probes)
 
 
 RULE = DeviceSpecificAmp()

@@ -35,7 +35,7 @@ from torchup.run.replay import CACHE_DIR_NAME
 
 # 2: the methods a file's classes define (torchup.analysis.project), a fix's `replaces`; 3: `parsed`;
 # 4: a finding's `since` and `change`; 5: its `confidence`; 6: the TorchFix codes whose noqa comment silenced one
-_FORMAT = 6
+_FORMAT = 7
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by torchup.\n"
 
 
@@ -224,6 +224,7 @@ def _encode(diagnostic: Diagnostic) -> dict[str, Any]:
             "import_edits": [[e.start, e.end, e.content] for e in fix.import_edits],
             "imports": [[r.module, r.name] for r in fix.imports],
             "replaces": fix.replaces,
+            "needs": fix.needs,
         },
     }
 
@@ -240,6 +241,7 @@ def _diagnostic(item: dict[str, Any]) -> Diagnostic:
             tuple(ImportRequest(*request) for request in fix_item["imports"]),
             import_edits=tuple(Edit(*edit) for edit in fix_item["import_edits"]),
             replaces=fix_item["replaces"],
+            needs=fix_item.get("needs"),
         )
     return Diagnostic(
         code=item["code"],

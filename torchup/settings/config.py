@@ -65,7 +65,7 @@ class Settings:
         lines = [f"config file = {self.config_file or '(none: defaults and command-line options)'}"]
         for item in fields(self):
             if item.name == "from_version" and from_version is not None:
-                lines.append(f"from-version = {_show(from_version.release)} ({from_version.source})")
+                lines.append(f"floor = {_show(from_version.release)} ({from_version.describe().partition(' (')[2]}")
             elif item.name == "target_version":
                 newest = " (the default: the newest release known)" if self.target_version == KNOWN_RELEASES[-1] else ""
                 lines.append(f"target-version = {_show(self.target_version)}{newest}")
@@ -116,12 +116,14 @@ def _parse(table: dict[str, Any], path: Path) -> dict[str, Any]:
                 known = ", ".join(KNOWN_RELEASES)
                 raise ConfigError(f"{path}: `target-version` must be one of {known} (a torch release), got {value!r}")
             parsed["target_version"] = value
-        elif key == "from-version":
+        elif key in ("floor", "from-version"):  # (from-version: its first name, kept as an alias)
+            if "from_version" in parsed:
+                raise ConfigError(f"{path}: `floor` and `from-version` are the same setting: give one")
             try:
                 parsed["from_version"] = from_release(value)
             except ValueError:
                 raise ConfigError(
-                    f"{path}: `from-version` must be a torch release in quotes, 1.13 or 2.0 to {FROM_RELEASES[-1]} "
+                    f"{path}: `{key}` must be a torch release in quotes, {FROM_RELEASES[0]} to {FROM_RELEASES[-1]} "
                     f"(\"2.4\"; a patch release like \"2.4.1\" counts as its minor), got {value!r}"
                 ) from None
         elif key == "target-python":

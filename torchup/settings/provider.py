@@ -35,7 +35,9 @@ class SettingsProvider:
     _by_file: dict[str | None, Settings] = field(default_factory=dict)
     _rules: dict[tuple[int, str | None], tuple[Settings, list[Rule]]] = field(default_factory=dict)
     _nearest_by_directory: dict[str, Path | None] = field(default_factory=dict)
-    _file_settings: dict[tuple[int, str | None, tuple[str, ...]], FileSettings] = field(default_factory=dict)
+    _file_settings: dict[tuple[int, str | None, str | None, tuple[str, ...]], FileSettings] = field(
+        default_factory=dict
+    )
     _by_path: dict[str, FileSettings] = field(default_factory=dict)  # a run asks for each file several times
     _by_directory: dict[str, FileSettings] = field(default_factory=dict)  # where no per-file-ignores apply
 
@@ -56,7 +58,7 @@ class SettingsProvider:
         if settings.from_version is None:
             return self.detector.from_version(directory)
         given = self.overrides.get("from_version") is not None
-        source = "--from-version" if given else f"from-version in {settings.config_file}"
+        source = "--floor" if given else f"floor in {settings.config_file}"
         return FromVersion(settings.from_version, source)
 
     def _config_path(self, path: str, is_file: bool = False) -> Path | None:
@@ -87,7 +89,7 @@ class SettingsProvider:
         key = str(config_path) if config_path else None
         if key not in self._by_file:
             base = load(config_path) if config_path else Settings()
-            settings = with_overrides(base, **self.overrides)
+            settings = with_overrides(base, **{k: v for k, v in self.overrides.items() if k != "raise_floor"})
             try:  # (the codes are checked here, once per configuration; the from-version changes none)
                 select_rules(all_rules(), settings.select, settings.extend_select, settings.ignore)
                 for _, codes in settings.per_file_ignores:
@@ -116,23 +118,25 @@ class SettingsProvider:
             known = self._by_directory.get(directory)
             if known is None:
                 settings = self._resolved(path, is_file=True)  # (a checked path is a file: no stat to ask)
-                from_version = self._from_version(settings, directory).release
-                known = self._for_file(path, settings, from_version)
+                floor = self._from_version(settings, directory)
+                known = self._for_file(path, settings, floor.release, floor.describe() if floor.known else None)
                 if not settings.per_file_ignores:  # then the file's name changes nothing
                     self._by_directory[directory] = known
             self._by_path[path] = known
         return known
 
-    def _for_file(self, path: str, settings: Settings, from_version: str) -> FileSettings:
+    def _for_file(self, path: str, settings: Settings, from_version: str, floor_text: str | None) -> FileSettings:
         ignored = _ignored_codes(settings, path)
-        key = (id(settings), from_version, ignored)  # one object per distinct outcome: callers may memoise on it
+        # One object per distinct outcome: callers may memoise on it.
+        key = (id(settings), from_version, floor_text, ignored)
         if key not in self._file_settings:
             rules = self._selected(settings, from_version)
             if ignored:
                 rules = [rule for rule in rules if not any(rule.code.startswith(code) for code in ignored)]
             self._file_settings[key] = FileSettings(
                 tuple(rules), settings.target_python, settings.target_version, from_version,
-                Confidence(settings.min_confidence),
+                Confidence(settings.min_confidence), floor_text, floor_text is not None,
+                bool(self.overrides.get("raise_floor")),
             )
         return self._file_settings[key]
 

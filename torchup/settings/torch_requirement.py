@@ -17,11 +17,15 @@ repository belongs to it). In each directory these files are read:
 - ``environment.yml`` / ``environment.yaml`` (conda): ``pytorch`` in ``dependencies``
   (``pytorch=2.1`` is ``2.1.*``), ``torch`` in its ``pip:`` list (read by hand: no YAML library).
 
-A requirement's release is the lowest torch release (1.13, 2.0 ... 2.15) its specifier admits:
-``>=2.1,<2.5`` and ``~=2.1.0`` give 2.1, ``==2.4.1`` and ``==2.4.*`` 2.4, and ``>2.3`` 2.3 (it
-admits 2.3.1). Where several requirements name torch, the lowest release wins (the code must still
-run there). A requirement without a lower bound (``torch``, ``torch<2.5``, ``torch @ URL``) gives no
-release: the installed torch decides, then the default.
+A requirement's release is the lowest torch release (0.1 ... 0.4, 1.0 ... 1.13, 2.0 ... 2.15) its
+specifier admits: ``>=2.1,<2.5`` and ``~=2.1.0`` give 2.1, ``==2.4.1`` and ``==2.4.*`` 2.4, ``>2.3``
+2.3 (it admits 2.3.1), ``==1.12.1`` 1.12. Where several requirements name torch, the lowest release
+wins (the code must still run there). A requirement without a lower bound (``torch``,
+``torch<2.5``, ``torch @ URL``) gives no release: the installed torch decides, then the default.
+That release is the project's **floor**. An exact pin (``torch==1.12.1``) is one too, and is said
+to be one: such a project moves with the upgrade (its floor becomes the target once it bumps the
+pin). A floor below 1.0, the oldest release torchup has data for, is kept as it is and said to be
+below it.
 
 The installed torch is that of the environment torchup runs in: the version in its
 ``.dist-info`` (or ``.egg-info``) metadata on ``sys.path``, as ``importlib.metadata.version("torch")``
@@ -39,7 +43,13 @@ from dataclasses import dataclass, field
 
 from torchup.core.python_target import versions_admitted
 
-FROM_RELEASES = ("1.13", *(f"2.{minor}" for minor in range(16)))  # 1.13, 2.0 ... 2.15
+# The releases a floor can be: 0.1 ... 0.4, 1.0 ... 1.13, 2.0 ... 2.15.
+FROM_RELEASES = (
+    *(f"0.{minor}" for minor in range(1, 5)),
+    *(f"1.{minor}" for minor in range(14)),
+    *(f"2.{minor}" for minor in range(16)),
+)
+OLDEST_DATA = "1.0"  # the oldest release torchup's facts reach (rules' releases, torchup/data/introduced.json)
 DEFAULT_RELEASE = "2.0"
 _MINORS = tuple(tuple(int(part) for part in release.split(".")) for release in FROM_RELEASES)
 
@@ -50,17 +60,49 @@ def from_release(value: object) -> str:
     match = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)?", text or "")
     release = f"{int(match.group(1))}.{int(match.group(2))}" if match else None
     if release not in FROM_RELEASES:
-        raise ValueError(f"expected a torch release from 1.13 or 2.0 to {FROM_RELEASES[-1]} "
+        raise ValueError(f"expected a torch release from {FROM_RELEASES[0]} to {FROM_RELEASES[-1]} "
                          f"(like \"2.4\" or \"2.4.1\"), got {value!r}")
     return release
 
 
+def below_data(release: str) -> bool:
+    """Whether ``release`` is older than the oldest release torchup's facts reach."""
+    return _key(release) < _key(OLDEST_DATA)
+
+
 @dataclass(frozen=True)
 class FromVersion:
-    """The release the code runs on today, and where that was found (for ``--show-settings``)."""
+    """The floor: the oldest release the code must run on (today's, for a pinned project), and
+    where that was found (for ``--show-settings`` and every report)."""
 
     release: str
     source: str  # "pyproject.toml:12 `torch>=2.1,<2.5`", "installed torch 2.13.0", "default: ..."
+    # The requirement that set it (None: an option, the configuration, the installed torch or the
+    # default): ``fix --raise-floor`` raises it.
+    requirement: TorchRequirement | None = field(default=None, compare=False)
+
+    @property
+    def known(self) -> bool:
+        """Whether something says it (an option, the configuration, a requirement, the installed
+        torch): a default floor chooses the rules, but no fix is held to it."""
+        return not self.source.startswith("default:")
+
+    @property
+    def pinned(self) -> bool:
+        """An exact pin (``torch==1.12.1``): the project moves with the upgrade."""
+        return self.requirement is not None and self.requirement.exact
+
+    def describe(self) -> str:
+        """``1.7 (requirements.txt:3 `torch>=1.7`)``, with what a pin or a release below the data means."""
+        notes = [self.source]
+        if not self.known:
+            notes.append(f"rules run as for {self.release}; fixes are not held to a floor: `--floor X.Y` sets one")
+        if self.pinned:
+            notes.append("an exact pin: the project moves with the upgrade, and its floor becomes the target "
+                         "once the pin is bumped")
+        if below_data(self.release):
+            notes.append(f"below {OLDEST_DATA}, the oldest release torchup has data for")
+        return f"{self.release} ({'; '.join(notes)})"
 
 
 @dataclass(frozen=True)
@@ -72,6 +114,12 @@ class TorchRequirement:
     text: str  # as written (a Poetry entry: its line)
     release: str | None  # None: no lower bound (or a URL)
 
+    @property
+    def exact(self) -> bool:
+        """An exact pin (`torch==1.12.1`, Poetry's `torch = "1.12.1"`, conda's `pytorch==1.12.1`; not
+        `==1.12.*`, nor a range): the project moves with the upgrade."""
+        return self.release is not None and _EXACT_PIN.search(self.text) is not None
+
     def where(self) -> str:
         return f"{_display(self.path)}:{self.line} `{self.text}`"
 
@@ -81,6 +129,9 @@ class TorchRequirement:
 _VERSION = re.compile(r"(?:\d+!)?(\d+(?:\.\d+)*)(\.\*)?")
 _CLAUSE = re.compile(r"\s*(===|==|!=|~=|>=|<=|>|<)\s*(\S+)\s*")
 _LOWER = ("==", "===", ">=", ">", "~=")  # the operators that bound a release from below
+# `==1.12.1` / `===1.12.1` (not `==1.12.*`), or a Poetry value that is a bare version (`"1.12.1"`),
+# with nothing but a marker, a comment or a closing quote after it: one release, nothing else.
+_EXACT_PIN = re.compile(r"""(?:===?\s*|=\s*["'])v?\d+(?:\.\d+)*(?:[+-][\w.]+)?\s*["']?\s*(?:$|[;#,}])""")
 
 
 def lowest_release(specifier: str) -> str | None:
@@ -311,6 +362,18 @@ def _setup_py(path: str, text: str) -> list[TorchRequirement]:
                 names, release = pep508_release(element.value)
                 if names:
                     found.append(TorchRequirement(path, element.lineno, element.value.strip(), release))
+    return found or _setup_py_strings(path, tree)
+
+
+def _setup_py_strings(path: str, tree: ast.Module) -> list[TorchRequirement]:
+    """A setup.py whose ``install_requires`` is computed (diffusers' table of pins, indexed by name):
+    every string literal in it that is a torch requirement with a version."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
+            names, release = pep508_release(node.value)
+            if names and release is not None:
+                found.append(TorchRequirement(path, node.lineno, node.value.strip(), release))
     return found
 
 
@@ -445,7 +508,7 @@ class Detector:
     def _decide(self, directory: str) -> FromVersion:
         requirement = self.nearest(directory)
         if requirement is not None and requirement.release is not None:
-            return FromVersion(requirement.release, requirement.where())
+            return FromVersion(requirement.release, requirement.where(), requirement)
         unbounded = f"{requirement.where()} sets no lower bound" if requirement is not None else None
         version = self.installed()
         if version is not None:
@@ -472,6 +535,18 @@ class Detector:
         self._near[directory] = answer
         return answer
 
+    def all_requirements(self, directory: str) -> list[TorchRequirement]:
+        """Every torch requirement of the project that decides ``directory``'s floor (``nearest``'s
+        directory): raising the floor raises each of them (``fix --raise-floor``)."""
+        directory = os.path.abspath(directory or os.curdir)
+        while True:
+            names = {name for name in self._list(directory) if name in _RELEVANT or name.startswith("requirements")}
+            found = self._requirements_in(directory, names) if names else []
+            parent = os.path.dirname(directory)
+            if found or ".git" in names or parent == directory:
+                return found
+            directory = parent
+
     def _requirements_in(self, directory: str, names: set[str]) -> list[TorchRequirement]:
         found: list[TorchRequirement] = []
         readers = {"pyproject.toml": _pyproject, "setup.cfg": _setup_cfg, "setup.py": _setup_py,
@@ -485,8 +560,13 @@ class Detector:
         files = [os.path.join(directory, name) for name in sorted(names) if REQUIREMENT_FILE.fullmatch(name)]
         if "requirements" in names:
             subdirectory = os.path.join(directory, "requirements")
-            files += [os.path.join(subdirectory, name) for name in sorted(self._list(subdirectory))
-                      if name.endswith(".txt")]
+            for name in sorted(self._list(subdirectory)):
+                if name.endswith(".txt"):
+                    files.append(os.path.join(subdirectory, name))
+                elif "." not in name:  # (Lightning's requirements/pytorch/base.txt: one level deeper)
+                    deeper = os.path.join(subdirectory, name)
+                    files += [os.path.join(deeper, inner) for inner in sorted(self._list(deeper))
+                              if inner.endswith(".txt")]
         seen = set(files)
         for path in files:
             text = self._text(path)
@@ -515,7 +595,7 @@ class Detector:
 
 
 def _clamp(version: str) -> str:
-    """The known release of an installed version's minor: 1.12 counts as 1.13, 2.16 as 2.15."""
+    """The known release of an installed version's minor: 2.16 counts as 2.15."""
     match = re.match(r"(\d+)\.(\d+)", version)
     minor = (int(match.group(1)), int(match.group(2))) if match else _MINORS[0]
     return FROM_RELEASES[max((i for i, known in enumerate(_MINORS) if known <= minor), default=0)]

@@ -17,8 +17,9 @@
 formats use it for source lines, fix positions and SARIF fingerprints, and fall back gracefully without it.
 ``root`` (default: the working directory) is the directory ``sarif``, ``github`` and ``junit`` write paths
 relative to: pass the repository root in CI. ``counts`` (a :class:`~torchup.report.formats.common.RunCounts`), when
-given, goes into SARIF's ``runs[0].properties``; the JSON formats stay arrays of findings. The text is meant to
-be written as UTF-8.
+given, goes into SARIF's ``runs[0].properties`` with the run's support window (floor and target), which JUnit
+states as ``properties`` and the JSON formats per finding; the JSON formats stay arrays of findings. The text is
+meant to be written as UTF-8.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchup.core.diagnostics import Diagnostic
-from torchup.report.formats.common import PathLike, RunCounts, Sources, no_sources, root_path
+from torchup.report.formats.common import PathLike, RunCounts, Sources, SupportWindow, no_sources, no_window, root_path
 from torchup.report.formats.json_lines import render_json, render_json_lines
 from torchup.report.formats.statistics import Statistic, render_fixes, render_statistics, statistics
 from torchup.report.output import write_report
@@ -40,6 +41,7 @@ __all__ = [
     "RunCounts",
     "Sources",
     "Statistic",
+    "SupportWindow",
     "UnknownFormatError",
     "render",
     "render_fixes",
@@ -74,12 +76,12 @@ def _text(output_format: str) -> Renderer:
     return renderer
 
 
-def _json(diagnostics: Sequence[Diagnostic], sources: Sources, _root: Path, _counts: RunCounts | None) -> str:
-    return render_json(diagnostics, sources)
+def _json(diagnostics: Sequence[Diagnostic], sources: Sources, _root: Path, counts: RunCounts | None) -> str:
+    return render_json(diagnostics, sources, counts.window_for if counts is not None else no_window)
 
 
-def _json_lines(diagnostics: Sequence[Diagnostic], sources: Sources, _root: Path, _counts: RunCounts | None) -> str:
-    return render_json_lines(diagnostics, sources)
+def _json_lines(diagnostics: Sequence[Diagnostic], sources: Sources, _root: Path, counts: RunCounts | None) -> str:
+    return render_json_lines(diagnostics, sources, counts.window_for if counts is not None else no_window)
 
 
 def _sarif(diagnostics: Sequence[Diagnostic], sources: Sources, root: Path, counts: RunCounts | None) -> str:
@@ -94,10 +96,10 @@ def _github(diagnostics: Sequence[Diagnostic], sources: Sources, root: Path, _co
     return render_github(diagnostics, sources, root=root)
 
 
-def _junit(diagnostics: Sequence[Diagnostic], sources: Sources, root: Path, _counts: RunCounts | None) -> str:
+def _junit(diagnostics: Sequence[Diagnostic], sources: Sources, root: Path, counts: RunCounts | None) -> str:
     from torchup.report.formats.junit import render_junit  # xml.etree alone costs 10 ms
 
-    return render_junit(diagnostics, sources, root=root)
+    return render_junit(diagnostics, sources, root=root, window=counts.window if counts is not None else None)
 
 
 FORMATS: dict[str, Format] = {

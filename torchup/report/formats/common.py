@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,6 +24,33 @@ PathLike = str | os.PathLike[str]
 
 
 @dataclass(frozen=True)
+class SupportWindow:
+    """The releases a project's code must run on: its floor (the oldest) and the target (the one it
+    moves to), each with where it was decided. Every report states them."""
+
+    floor: str
+    floor_source: str  # "requirements.txt:16 `torch>=1.7`", "--floor", "default: ..."
+    target: str
+    target_source: str  # "--target-version", "target-version in pyproject.toml", "default: ..."
+
+    def text(self) -> str:
+        return f"floor torch {self.floor} ({self.floor_source}); target torch {self.target} ({self.target_source})"
+
+    def as_json(self) -> dict[str, dict[str, str]]:
+        return {"floor": {"release": self.floor, "source": self.floor_source},
+                "target": {"release": self.target, "source": self.target_source}}
+
+    def properties(self) -> dict[str, str]:
+        """As SARIF / JUnit property names (camelCase)."""
+        return {"floor": self.floor, "floorSource": self.floor_source,
+                "target": self.target, "targetSource": self.target_source}
+
+
+def no_window(_path: str) -> SupportWindow | None:
+    return None
+
+
+@dataclass(frozen=True)
 class RunCounts:
     """How many files a run checked, and how (``RunResult``'s counts): a report that states them
     (SARIF's run properties) claims no more than was done."""
@@ -31,10 +58,17 @@ class RunCounts:
     checked: int  # read and checked, or found unchanged in the cache (TU001 findings included)
     not_parsed: int = 0  # of those, settled by the pre-filter alone (no trigger word), in this run or the cached one
     unreadable: int = 0  # not read at all (TU000)
+    # The support window of the run's first path, and of each finding's file (a run over several
+    # projects has several floors).
+    window: SupportWindow | None = None
+    window_for: Callable[[str], SupportWindow | None] = field(default=no_window, compare=False)
 
-    def properties(self) -> dict[str, int]:
-        """The counts as SARIF property names (camelCase)."""
-        return {"filesChecked": self.checked, "filesNotParsed": self.not_parsed, "filesUnreadable": self.unreadable}
+    def properties(self) -> dict[str, int | str]:
+        """The counts, and the support window, as SARIF property names (camelCase)."""
+        counts: dict[str, int | str] = {
+            "filesChecked": self.checked, "filesNotParsed": self.not_parsed, "filesUnreadable": self.unreadable
+        }
+        return {**counts, **(self.window.properties() if self.window is not None else {})}
 
 
 def no_sources(_path: str) -> SourceFile | None:

@@ -8,6 +8,8 @@ Layout::
           <failure message="msg [...]" type="TU101">pkg/train.py:3:5: TU101 (torch-cholesky) msg [...]</failure>
         </testcase>
 
+Each ``testsuite`` starts with ``<properties>`` naming the run's support window (``floor``, ``floorSource``,
+``target``, ``targetSource``) when ``torchup check`` made the report.
 One ``testsuite`` per file that has findings (in the order the files first appear), one ``testcase`` per
 finding, each with one ``failure`` whose ``type`` is the code, and whose message ends with the release that
 made the change and what its wheel does, in brackets (``[since torch 2.14: raises]``). Files without findings
@@ -27,7 +29,15 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from torchup.core.diagnostics import Diagnostic
-from torchup.report.formats.common import PathLike, Sources, display_path, location_text, no_sources, root_path
+from torchup.report.formats.common import (
+    PathLike,
+    Sources,
+    SupportWindow,
+    display_path,
+    location_text,
+    no_sources,
+    root_path,
+)
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -38,9 +48,14 @@ def xml_text(text: str) -> str:
 
 
 def render_junit(
-    diagnostics: Sequence[Diagnostic], sources: Sources = no_sources, *, root: PathLike | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Sources = no_sources,
+    *,
+    root: PathLike | None = None,
+    window: SupportWindow | None = None,
 ) -> str:
-    """The JUnit XML report (see the module docstring), ending in a newline."""
+    """The JUnit XML report (see the module docstring), ending in a newline; ``window``: the run's
+    floor and target, as each suite's ``properties``."""
     base = root_path(root)
     by_file: dict[str, list[Diagnostic]] = {}
     for diagnostic in diagnostics:
@@ -53,6 +68,7 @@ def render_junit(
         suite = ET.SubElement(
             suites, "testsuite", {"name": "torchup", "tests": "1", "failures": "0", "errors": "0", "skipped": "0"}
         )
+        _properties(suite, window)
         ET.SubElement(suite, "testcase", {"name": "no findings", "classname": "torchup"})
     for path, found in by_file.items():
         path_text = xml_text(path)
@@ -62,6 +78,7 @@ def render_junit(
             "testsuite",
             {"name": path_text, "tests": count, "failures": count, "errors": "0", "skipped": "0"},
         )
+        _properties(suite, window)
         for diagnostic in found:
             where = xml_text(location_text(diagnostic, path))
             attributes = {"name": f"{diagnostic.code} {where}", "classname": path_text, "file": path_text}
@@ -73,3 +90,12 @@ def render_junit(
             failure.text = xml_text(f"{where}: {diagnostic.code} ({diagnostic.name}) {message}")
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _properties(suite: ET.Element, window: SupportWindow | None) -> None:
+    """``<properties>`` with the floor and target (and where each was decided), first in the suite."""
+    if window is None:
+        return
+    properties = ET.SubElement(suite, "properties")
+    for name, value in window.properties().items():
+        ET.SubElement(properties, "property", {"name": name, "value": xml_text(value)})
