@@ -127,31 +127,31 @@ def test_a_floor_from_the_option_gates_fixes_too(tmp_path, capsys, monkeypatch) 
 
 
 def test_a_helper_another_module_defines_gates_the_findings(tmp_path, capsys, monkeypatch) -> None:
-    """MONAI's `pytorch_after`: the helper is read from its own module, through the package's re-export."""
+    """A helper like MONAI's `pytorch_after`: the helper is read from its own module, through the package's re-export."""
     monkeypatch.chdir(project(tmp_path, {
         "requirements.txt": "torch>=1.9\n",
         "pkg/__init__.py": "",
-        "pkg/utils/__init__.py": "from .module import pytorch_after\n",
+        "pkg/utils/__init__.py": "from .module import recent_enough\n",
         "pkg/utils/module.py": """\
             import torch
             from packaging import version
 
 
-            def pytorch_after(v):
+            def recent_enough(v):
                 return version.parse(torch.__version__) >= version.parse(v)
             """,
         "pkg/ops.py": """\
             import torch
-            from pkg.utils import pytorch_after
+            from pkg.utils import recent_enough
 
-            if pytorch_after("1.12"):
+            if recent_enough("1.12"):
                 close = torch.testing.assert_close
             else:
                 close = torch.testing.assert_allclose
             """,
     }))
     assert run(capsys, "check", "--no-cache", "--select", "TU608", "-q", ".")[0] == 0
-    (tmp_path / "pkg" / "utils" / "module.py").write_text("def pytorch_after(v):\n    return True\n")
+    (tmp_path / "pkg" / "utils" / "module.py").write_text("def recent_enough(v):\n    return True\n")
     assert run(capsys, "check", "--no-cache", "--select", "TU608", "-q", "--floor", "1.10", ".")[0] == 1
 
 
@@ -180,3 +180,28 @@ def test_the_data_knows_every_api_the_examples_fixes_write(monkeypatch) -> None:
     known = json.loads((Path(fix_window.__file__).parent.parent / "data" / "introduced.json").read_text())["names"]
     missing = {case: sorted(apis - set(known)) for case, apis in written.items() if apis - set(known)}
     assert written and not missing, f"add these keys and run `python3 tools/api_introduced.py`: {missing}"
+
+
+def test_monais_pytorch_after_is_a_gate_by_its_name(tmp_path, capsys, monkeypatch) -> None:
+    """`pytorch_after(1, 11)` (MONAI's helper, imported from a dependency torchup cannot read): a gate."""
+    monkeypatch.chdir(project(tmp_path, {"requirements.txt": "torch>=1.9\n", "a.py": """\
+        import torch
+        from monai.utils import pytorch_after
+
+        check = torch.testing.assert_close if pytorch_after(1, 11) else torch.testing.assert_allclose
+        """}))
+    assert run(capsys, "check", "--no-cache", "--select", "TU608", "-q", ".")[0] == 0
+
+
+@pytest.mark.parametrize(("source", "reported"), [
+    # speechbrain: the TypeError is the project's own method's (`strict=`), not an old torch's.
+    ("try:\n    obj.load_state_dict(torch.load(p), strict=True)\nexcept TypeError:\n"
+     "    obj.load_state_dict(torch.load(p))\n", 2),
+    # a probe of torch itself: the handler runs only where torch lacks the keyword.
+    ("try:\n    state = torch.load(p, weights_only=True)\nexcept TypeError:\n    state = torch.load(p)\n", 0),
+])
+def test_a_type_error_handler_is_old_torch_only_after_a_probe_of_torch(source: str, reported: int) -> None:
+    from torchup.api import check_source
+
+    found = check_source("import torch\n" + source, path="m.py", select=["TU601"], from_version="1.9")
+    assert len(found) == reported

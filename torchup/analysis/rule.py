@@ -240,6 +240,9 @@ class Rule:
     # package's when every directory from it up to the package's holds an `__init__`
     # (torchup/core/packages.py); like ``applies_to``, decided before the pre-filter.
     not_in_package: ClassVar[str | None] = None
+    # Whether the rule reports only against a floor something names (TU801's dead version gates): where
+    # only the default gives one, the rule costs nothing, not even its trigger words.
+    needs_floor: ClassVar[bool] = False
     docs: ClassVar[RuleDocs]
     examples: ClassVar[tuple[Example, ...]] = ()
     engine_emitted: ClassVar[bool] = False  # findings made by the engine itself (TU0xx)

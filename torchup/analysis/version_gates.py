@@ -79,9 +79,10 @@ _NAMED_HELPERS = {
     "compare_version": "lightning_utilities.compare_version",
 }
 # Flags and helpers named for the comparison: `_TORCH_GREATER_EQUAL_2_4`, `TORCH_GE_1_13`,
-# `torch_version_geq(1, 13)`, `is_torch_greater_or_equal("2.4")`; the release is in the name or the arguments.
+# `torch_version_geq(1, 13)`, `is_torch_greater_or_equal("2.4")`, MONAI's `pytorch_after(1, 11)`; the release is in
+# the name or the arguments.
 # (`torch_`, not `torchvision_`: `is_torchvision_greater_or_equal("0.29")` is another package's release)
-_NEW_FLAG = re.compile(r"torch(?=_)\w*?(GREATER|_GE\b|_GE_|GEQ|AT_LEAST|NEWER|_GTE)", re.IGNORECASE)
+_NEW_FLAG = re.compile(r"torch(?=_)\w*?(GREATER|_GE\b|_GE_|GEQ|AT_LEAST|NEWER|_GTE|_AFTER\b)", re.IGNORECASE)
 _OLD_FLAG = re.compile(r"torch(?=_)\w*?(LESS|_LT\b|_LT_|_LTE|OLDER|BELOW|BEFORE)", re.IGNORECASE)
 _FLAG_RELEASE = re.compile(r"(?<![0-9])(\d+)(?:_(\d+))?(?:_(\d+))?$")
 # A flag that includes its release on the old side: `TORCH_LESS_EQUAL_1_8`, `TORCH_LTE_1_8`.

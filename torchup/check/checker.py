@@ -30,8 +30,9 @@ from torchup.rules import all_rules
 if TYPE_CHECKING:
     from torchup.prefilter.skeleton import Skeleton
 
-# What decides the rules for one file: its selection (by identity), target Pythons, target release, package.
-_RulesKey = tuple[int, frozenset[tuple[int, int]], "str | None", "str | None"]
+# What decides the rules for one file: its selection (by identity), target Pythons, target release, package,
+# and whether a floor is known (``Rule.needs_floor``).
+_RulesKey = tuple[int, frozenset[tuple[int, int]], "str | None", "str | None", bool]
 
 
 class RuleSet:
@@ -198,7 +199,8 @@ class Checker:
             return known[1]
         target = resolve_target(settings.target_python, path)
         package = top_package(path)
-        key = (id(settings.rules), target.versions, settings.target_version, package)
+        floor = settings.from_version is not None and settings.floor_known
+        key = (id(settings.rules), target.versions, settings.target_version, package, floor)
         cached = self._rules_for.get(key)
         if cached is None or cached[0] is not settings.rules:  # (the identity check guards id reuse)
             rules = [
@@ -208,6 +210,7 @@ class Checker:
                 and rule.applies_to(target)
                 and applies_to_release(rule, settings.target_version)
                 and (rule.not_in_package is None or rule.not_in_package != package)
+                and (floor or not rule.needs_floor)
             ]
             cached = self._rules_for[key] = (settings.rules, RuleSet(rules))
         self._rule_set_in[(id(settings), directory)] = (settings, cached[1])

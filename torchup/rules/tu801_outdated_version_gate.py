@@ -143,6 +143,7 @@ class OutdatedVersionGate(Rule):
     severity = Severity.INFO
     fix_availability = FixAvailability.SOMETIMES
     # (`importlib.metadata.version("torch")` spells no word of its own: accelerate keeps it in `torch_version`)
+    needs_floor = True  # (a gate is outdated only against a floor the project states)
     looks_for = LooksFor(words=("__version__", *HELPERS, *FLAGS))
     docs = RuleDocs(
         what="""
