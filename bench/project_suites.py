@@ -1,37 +1,47 @@
-"""Real projects' own test suites before and after `torchup fix` (issue 24): a maintainer run, not CI.
+"""Real projects' own test suites before and after `torchup fix` (issues 24, 38): a maintainer run, not CI.
 
-For every project of MANIFEST (a real repository at an old commit that calls the linear-algebra APIs
-torch 2.14 removes), the script:
+For every project of MANIFEST (a real repository at an old commit that calls APIs a newer torch
+removes or moves), the script:
 
 1. re-creates the project's tree at its commit from a fetched mirror (a bare git directory:
    `git archive COMMIT`), nothing of the project is kept in this repository;
 2. makes (once, then reuses) one virtualenv per project and torch release: a `.pth` file puts the
    site-packages of the shared torch venvs (`tests/differential/envs.py`, `$TORCHUP_TORCH_ENVS`) on
-   the path, and only the project's pinned pure-Python dependencies are installed into it;
+   the path, and only the project's pinned pure-Python dependencies are installed into it (numpy
+   pinned per baseline release, the same in both of a project's venvs);
 3. copies the tree twice and runs `python3 -m torchup fix` (this checkout) over one copy, and
    `fix --unsafe-fixes` over the other;
-4. runs the project's test selection on the original tree under torch 2.13.0 (the baseline), and on
-   the original, the `fix` and the `fix --unsafe-fixes` trees under torch 2.14.1, with pytest-xdist;
-5. reads per-test outcomes from pytest's junit XML and compares every 2.14.1 run with the baseline:
-   pass->fail, fail->pass, pass->pass, fail->fail; pass->fail tests are run once more, alone, and
-   those that pass then are reported as flaky; each pass->fail test is said to be broken by the fix
-   (it passes in the unfixed tree under 2.14.1) or not rescued by it (it fails there too).
+4. runs the project's test selection on the original tree under its baseline release (torch 2.13.0
+   unless the project names its own: the release that stands for its floor, such as 2.0.1 for
+   ignite, whose floor is torch 1.3), and on the original, the `fix` and the `fix --unsafe-fixes`
+   trees under torch 2.14.1, with pytest-xdist; a project that names its own baseline also runs the
+   two fixed trees under that baseline ("fixed@floor": a fix must keep the floor working);
+5. reads per-test outcomes from pytest's junit XML and compares every run with the baseline
+   (pass->fail, fail->pass, pass->pass, fail->fail), and every fixed tree with the original tree under
+   the same release (a pass->fail there is a test the fix broke); pass->fail tests are run once more,
+   alone, and those that pass then are reported as flaky; each pass->fail test of a fixed tree is said
+   to be broken by the fix (it passes in the unfixed tree under the same release) or not rescued by it
+   (it fails there too).
 
     python3 bench/project_suites.py                      # all projects; prints the results section
     python3 bench/project_suites.py --write-results      # also appends it to bench/RESULTS.md
     python3 bench/project_suites.py --projects nflows --jobs 1 --no-reference
+    python3 bench/project_suites.py --projects ignite     # baseline 2.0.1, also fixed@2.0.1
 
 Mirrors: `--mirrors DIR` (default `$TORCHUP_MIRRORS`, else `~/.cache/torchup/mirrors`) holds one bare repository
 per project as `DIR/<owner>+<name>/repo` (what the search tool's `fetch github:<owner>/<name>` makes).
 Work files (venvs, trees, junit files, logs, a JSON of every outcome): `--work DIR` (default
 `$TORCHUP_PROJECTS_WORK`, else `~/.cache/torchup/projects`). Torch venvs: `--envs DIR` (default
-`$TORCHUP_TORCH_ENVS`, else `~/.cache/torchup/envs`); they are waited for, never created or changed here.
+`$TORCHUP_TORCH_ENVS`, else `~/.cache/torchup/envs`); CI's two (2.13.0, 2.14.1) are waited for, never
+created or changed here; any other release a project names is made once, as `tests/differential/envs.py`
+makes it (`torch==X` alone, with pip), and reused.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import fcntl
 import filecmp
 import hashlib
 import json
@@ -51,13 +61,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from results import publish  # noqa: E402
 
-BASELINE_TORCH = "2.13.0"
+from differential import envs as torch_envs  # noqa: E402
+
+BASELINE_TORCH = "2.13.0"  # the baseline of a project that names none
 TARGET_TORCH = "2.14.1"
-# The tools every project venv gets; numpy is pinned so that both torch releases see the same one.
-COMMON_DEPS = ("pytest==9.2.0", "pytest-xdist==3.8.0", "pytest-timeout==2.4.0", "numpy==2.2.6")
+# The torch venvs CI makes (tests/differential/envs.py): waited for, never made here.
+CI_TORCH = ("2.13.0", "2.14.1")
+# The tools every project venv gets.
+COMMON_DEPS = ("pytest==9.2.0", "pytest-xdist==3.8.0", "pytest-timeout==2.4.0")
+# numpy, pinned per baseline release and the same in both of a project's venvs, so that both torch
+# releases see the same one: torch 2.0 to 2.2 were built against numpy 1 and cannot use numpy 2.
+NUMPY_PIN = "numpy==2.2.6"
+NUMPY_PIN_FOR_BASELINE = {"2.0.1": "numpy==1.26.4", "2.1.2": "numpy==1.26.4", "2.2.2": "numpy==1.26.4"}
 TEST_TIMEOUT_S = 600  # per test (pytest-timeout)
 SUITE_TIMEOUT_S = 3600  # per pytest run
 RECHECK_LIMIT = 200  # pass->fail tests re-run alone, at most, per run
@@ -96,6 +115,24 @@ class Project:
     pythonpath: tuple[str, ...] = ()  # tree-relative directories put on PYTHONPATH
     pytest_args: tuple[str, ...] = ()
     uses: str = ""  # the old APIs its code calls
+    # The torch release that stands for the project's floor: its baseline instead of BASELINE_TORCH,
+    # and its fixed trees run under it too (fixed@floor). None: BASELINE_TORCH, no fixed@floor run.
+    floor_torch: str | None = None
+    floor: str = ""  # where the floor comes from (`setup.py: torch>=1.3,<3`), for the report
+    left_out: str = ""  # tests of the selection not run, and why
+
+    @property
+    def baseline(self) -> str:
+        return self.floor_torch or BASELINE_TORCH
+
+    @property
+    def numpy(self) -> str:
+        return NUMPY_PIN_FOR_BASELINE.get(self.baseline, NUMPY_PIN)
+
+    @property
+    def pins(self) -> tuple[str, ...]:
+        """What pip installs into both of the project's venvs."""
+        return (*COMMON_DEPS, self.numpy, *self.deps)
 
 
 MANIFEST: tuple[Project, ...] = (
@@ -139,38 +176,95 @@ MANIFEST: tuple[Project, ...] = (
         deps=("packaging==26.0",),
         uses="torch.qr; `from torch import solve as _solve` in a version-gated shim; torch.svd",
     ),
+    Project(
+        name="ignite",
+        repo="pytorch/ignite",
+        commit="0671b36ce9e44abeeb906d443930721d485c1ef2",
+        date="2023-02-18",
+        label="v0.4.11",
+        tests=("tests/ignite/engine", "tests/ignite/handlers", "tests/ignite/base", "tests/ignite/test_utils.py"),
+        # packaging: ignite's own; matplotlib: test_lr_finder; pandas: the profilers' write_results
+        deps=("packaging==26.0", "matplotlib==3.10.8", "pandas==2.2.3"),
+        pytest_args=(
+            # What its CI runs on CPU without a distributed launcher (tests/run_cpu_tests.sh, SKIP_DISTRIB_TESTS=1).
+            "-m", "not distributed and not tpu and not multinode_distributed",
+            # torchvision (a binary build tied to each torch release) and downloads: the MNIST data set, and
+            # squeezenet's weights from download.pytorch.org.
+            *(f"--deselect=tests/ignite/handlers/test_lr_finder.py::{name}" for name in (
+                "test_lr_suggestion_mnist", "test_apply_suggested_lr_unmatched_optimizers",
+                "test_apply_suggested_lr_single_param_groups", "test_plot_single_param_group",
+            )),
+            "--deselect=tests/ignite/test_utils.py::test_hash_checkpoint",
+        ),
+        uses="torch.cuda.amp.GradScaler / autocast (also mocked by name: `mock.patch(\"torch.cuda.amp.autocast\")`, "
+        "and `sys.modules` entries set to None to test its `except ImportError` path), `isinstance(..., "
+        "torch.cuda.amp.GradScaler)`, torch.load without weights_only=, torch.jit.script",
+        floor_torch="2.0.1",
+        floor="setup.py `torch>=1.3,<3`, torch 1.3; 2.0.1 is the newest patch of 2.0, the oldest minor with cp311 "
+        "wheels",
+        left_out="the tests marked `distributed`, `multinode_distributed` or `tpu` (ignite's CI runs them apart, "
+        "with WORLD_SIZE=2 and `--dist=each`: several processes meeting over TCP, GPUs, XLA, Horovod); 4 tests of "
+        "test_lr_finder.py (`test_lr_suggestion_mnist`, `test_apply_suggested_lr_unmatched_optimizers`, "
+        "`test_apply_suggested_lr_single_param_groups`, `test_plot_single_param_group`: torchvision, whose build is "
+        "tied to each torch release, and the MNIST download) and test_utils.py's `test_hash_checkpoint` "
+        "(torchvision, and squeezenet's weights downloaded from download.pytorch.org); the tests skip themselves "
+        "without CUDA, apex, XLA, Horovod or a multi-node launch",
+    ),
 )
 
-# A 2.14.1 run's label and the fix mode that made its tree (None: the unfixed tree).
+# A tree's label and the fix mode that made it (None: the unfixed tree). Every tree runs under
+# TARGET_TORCH; the original also under the project's baseline.
 RUNS: dict[str, list[str] | None] = {
     "original": None,
     "fix": [],
     "fix --unsafe-fixes": ["--unsafe-fixes"],
 }
+# The fixed trees that also run under the baseline of a project that names its floor_torch
+# (or of every project, with --fixed-at-baseline): a fix must keep the floor working.
+FLOOR_RUNS = ("fix", "fix --unsafe-fixes")
 
 
 @dataclass
 class Outcome:
-    status: str  # passed / failed / skipped
+    status: str  # passed / failed / skipped (an error, in a fixture or at collection, is failed)
     message: str = ""
-
-
-@dataclass
-class SuiteRun:
-    label: str
-    torch: str
-    seconds: float
-    exit_code: int
-    outcomes: dict[str, Outcome]
-    log: str
+    error: bool = False  # junit <error> (setup, teardown, collection), not <failure>
 
 
 @dataclass
 class Comparison:
+    reference: str = ""  # the run compared with, `tree@torch`
     counts: Counter[str] = field(default_factory=Counter)
     pass_to_fail: list[str] = field(default_factory=list)
     flaky: list[str] = field(default_factory=list)
     fail_to_pass: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SuiteRun:
+    tree: str  # a RUNS label
+    torch: str
+    seconds: float
+    exit_code: int
+    outcomes: dict[str, Outcome]
+    # With the baseline (original@baseline), and for a fixed tree with the original tree under the
+    # same release; by the reference's key.
+    comparisons: dict[str, Comparison] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return run_key(self.tree, self.torch)
+
+    def statuses(self) -> Counter[str]:
+        """passed / failed / errors / skipped."""
+        counted = Counter(o.status for o in self.outcomes.values())
+        counted["errors"] = sum(1 for o in self.outcomes.values() if o.error)
+        counted["failed"] -= counted["errors"]
+        return counted
+
+
+def run_key(tree: str, version: str) -> str:
+    return f"{tree}@{version}"
 
 
 # --- locations -----------------------------------------------------------------------------------
@@ -193,8 +287,24 @@ def find_mirror(mirrors: Path, project: Project) -> Path:
     )
 
 
+def make_torch_env(envs: Path, version: str) -> None:
+    """A torch venv CI does not make (a project's baseline, such as 2.0.1), made once as
+    tests/differential/envs.py makes it: `pip install torch==X` alone into `envs/torch-X` (under a
+    lock: two runs of this script may want it at once)."""
+    envs.mkdir(parents=True, exist_ok=True)
+    with open(envs / f"torch-{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        torch_envs.ENV_ROOT = envs  # ensure_env makes its venvs under the module's ENV_ROOT
+        if not torch_envs.env_ready(version):
+            print(f"creating {envs / f'torch-{version}'} (pip install torch=={version})", file=sys.stderr)
+            torch_envs.ensure_env(version)
+
+
 def wait_for_torch_env(envs: Path, version: str, wait_s: float) -> Path:
-    """The site-packages of the shared torch venv, once its `.torchup-ready` marker exists."""
+    """The site-packages of the shared torch venv, once its `.torchup-ready` marker exists; a release
+    other than CI's two is made here first if it is missing."""
+    if version not in CI_TORCH:
+        make_torch_env(envs, version)
     env = envs / f"torch-{version}"
     deadline = time.monotonic() + wait_s
     announced = False
@@ -220,7 +330,7 @@ def project_venv(work: Path, envs: Path, project: Project, version: str, wait_s:
     torch_site = wait_for_torch_env(envs, version, wait_s)
     venv = work / "venvs" / f"{project.name}-torch-{version}"
     python = venv / "bin" / "python"
-    wanted = json.dumps({"torch_site": str(torch_site), "deps": [*COMMON_DEPS, *project.deps]})
+    wanted = json.dumps({"torch_site": str(torch_site), "deps": list(project.pins)})
     ready = venv / ".project-suites-ready"
     if ready.exists() and ready.read_text() == wanted and python.exists():
         return python
@@ -234,7 +344,7 @@ def project_venv(work: Path, envs: Path, project: Project, version: str, wait_s:
     # torch is already there (through the .pth), so pip never installs another one; pip leaves
     # packages outside this venv alone ("outside environment"), which the check below confirms.
     installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *COMMON_DEPS, *project.deps],
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *project.pins],
         capture_output=True, text=True,
     )
     if installed.returncode != 0:
@@ -244,11 +354,13 @@ def project_venv(work: Path, envs: Path, project: Project, version: str, wait_s:
     if any(own_site.glob("torch-*.dist-info")):
         raise SystemExit(f"pip installed a torch into {venv}: a dependency pins one")
     found = subprocess.run(
-        [str(python), "-c", "import torch; print(torch.__version__, torch.__file__)"],
+        [str(python), "-c", "import numpy, torch; print(torch.__version__, torch.__file__, numpy.__version__)"],
         check=True, capture_output=True, text=True,
     ).stdout.split()
     if not found[0].startswith(version) or not found[1].startswith(str(torch_site)):
         raise SystemExit(f"{venv} imports torch {found}, not {version} from {torch_site}")
+    if f"numpy=={found[2]}" != project.numpy:
+        raise SystemExit(f"{venv} imports numpy {found[2]}, not {project.numpy}")
     ready.write_text(wanted)
     return python
 
@@ -375,7 +487,7 @@ def read_junit(junit: Path, tree: Path) -> dict[str, Outcome]:
         skipped = case.find("skipped")
         if problems:
             message = (problems[0].get("message") or problems[0].text or "").strip().splitlines()
-            outcome = Outcome("failed", message[0][:200] if message else "")
+            outcome = Outcome("failed", message[0][:200] if message else "", problems[0].tag == "error")
         elif skipped is not None:
             outcome = Outcome("skipped")
         else:
@@ -410,8 +522,8 @@ def run_suite(
     return code, seconds, read_junit(junit, tree)
 
 
-def compare(baseline: dict[str, Outcome], run: dict[str, Outcome]) -> Comparison:
-    result = Comparison()
+def compare(baseline: dict[str, Outcome], run: dict[str, Outcome], reference: str = "") -> Comparison:
+    result = Comparison(reference)
     for test, before in baseline.items():
         after = run.get(test, Outcome("failed", "(not run: missing from this run)"))
         if before.status == "skipped" or after.status == "skipped":
@@ -429,14 +541,35 @@ def compare(baseline: dict[str, Outcome], run: dict[str, Outcome]) -> Comparison
 # --- one project ---------------------------------------------------------------------------------
 
 
+def compare_run(run: SuiteRun, runs: dict[str, SuiteRun], baseline_key: str) -> None:
+    """Fills run.comparisons: with the baseline, and for a fixed tree with the original tree under the
+    same release (where that ran)."""
+    references = [baseline_key] if run.key != baseline_key else []
+    if RUNS[run.tree] is not None and run_key("original", run.torch) in runs:
+        references.append(run_key("original", run.torch))
+    for reference in dict.fromkeys(references):
+        run.comparisons[reference] = compare(runs[reference].outcomes, run.outcomes, reference)
+
+
+def plan_runs(project: Project, no_reference: bool = False, fixed_at_baseline: bool = False) -> list[tuple[str, str]]:
+    """The (tree, torch release) pairs to run, in an order where each run's references come before it:
+    the original under the baseline; every tree under the target; the fixed trees under the baseline
+    where the project names its floor's release."""
+    plan = [("original", project.baseline)]
+    plan += [(label, TARGET_TORCH) for label in RUNS if not (label == "original" and no_reference)]
+    if project.floor_torch or fixed_at_baseline:
+        plan += [(label, project.baseline) for label in FLOOR_RUNS if (label, project.baseline) not in plan]
+    return plan
+
+
 def run_project(project: Project, args: argparse.Namespace) -> dict[str, object]:
     work: Path = args.work
     base = work / "trees" / project.name
     logs = work / "logs" / project.name
     logs.mkdir(parents=True, exist_ok=True)
     export_tree(find_mirror(args.mirrors, project), project.commit, base / "export")
-    python_old = project_venv(work, args.envs, project, BASELINE_TORCH, args.wait)
-    python_new = project_venv(work, args.envs, project, TARGET_TORCH, args.wait)
+    pythons = {version: project_venv(work, args.envs, project, version, args.wait)
+               for version in dict.fromkeys((project.baseline, TARGET_TORCH))}
 
     edits: dict[str, dict[str, object]] = {}
     trees: dict[str, Path] = {}
@@ -448,38 +581,35 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, object]
             (logs / f"torchup-{tree.name}.diff").write_text(diff)
             edits[label] = {**report, "files": files, "lines": lines}
         trees[label] = tree
-    baseline_tree = copy_tree(base / "export", base / f"original-{BASELINE_TORCH}")
 
+    plan = plan_runs(project, args.no_reference, args.fixed_at_baseline)
+    baseline_key = run_key("original", project.baseline)
     selection = list(project.tests)
     plugin_dir = seed_plugin(work)
-    print(f"{project.name}: torch {BASELINE_TORCH}, original tree", file=sys.stderr)
-    code, seconds, baseline = run_suite(
-        python_old, baseline_tree, project, selection, logs / f"original-{BASELINE_TORCH}.xml",
-        logs / f"original-{BASELINE_TORCH}.log", args.jobs, plugin_dir,
-    )
-    runs: dict[str, dict[str, object]] = {
-        "baseline": {"torch": BASELINE_TORCH, "exit_code": code, "seconds": seconds, "outcomes": baseline}
-    }
-    for label, tree in trees.items():
-        if label == "original" and args.no_reference:
-            continue
-        print(f"{project.name}: torch {TARGET_TORCH}, {label} tree", file=sys.stderr)
-        stem = f"{tree.name}-{TARGET_TORCH}"
+    runs: dict[str, SuiteRun] = {}
+    for label, version in plan:
+        # Every run in a copy of its own: suites write files into their trees.
+        tree = copy_tree(trees[label], base / f"{trees[label].name}-{version}")
+        print(f"{project.name}: torch {version}, {label} tree", file=sys.stderr)
+        stem = tree.name
         code, seconds, outcomes = run_suite(
-            python_new, tree, project, selection, logs / f"{stem}.xml", logs / f"{stem}.log", args.jobs, plugin_dir
+            pythons[version], tree, project, selection, logs / f"{stem}.xml", logs / f"{stem}.log", args.jobs,
+            plugin_dir,
         )
-        comparison = compare(baseline, outcomes)
-        if RUNS[label] is not None and 0 < len(comparison.pass_to_fail) <= RECHECK_LIMIT:
+        run = SuiteRun(label, version, seconds, code, outcomes)
+        compare_run(run, runs, baseline_key)
+        suspects = list(dict.fromkeys(t for c in run.comparisons.values() for t in c.pass_to_fail))
+        if RUNS[label] is not None and 0 < len(suspects) <= RECHECK_LIMIT:
             # Each pass->fail test once more, alone: one that passes now is flaky, not broken.
             _, _, again = run_suite(
-                python_new, tree, project, comparison.pass_to_fail, logs / f"{stem}-recheck.xml",
+                pythons[version], tree, project, suspects, logs / f"{stem}-recheck.xml",
                 logs / f"{stem}-recheck.log", 1, plugin_dir,
             )
-            comparison.flaky = [t for t in comparison.pass_to_fail if t in again and again[t].status == "passed"]
-        runs[label] = {
-            "torch": TARGET_TORCH, "exit_code": code, "seconds": seconds, "outcomes": outcomes,
-            "comparison": comparison,
-        }
+            for comparison in run.comparisons.values():
+                comparison.flaky = [
+                    t for t in comparison.pass_to_fail if t in again and again[t].status == "passed"
+                ]
+        runs[run.key] = run
     return {"project": project, "edits": edits, "runs": runs}
 
 
@@ -493,9 +623,23 @@ def git_revision() -> str:
 
 
 def normalise(message: str) -> str:
-    """A failure message as a group key: no addresses, no decimals, no backquotes (it goes in code)."""
+    """A failure message as a group key: no terminal colours (pytest's junit writes ESC as `#x1B`), no
+    addresses, no decimals, no backquotes (it goes in code)."""
+    message = re.sub(r"(\x1b|#x1B)\[[0-9;]*m", "", message)
     message = re.sub(r"0x[0-9a-f]+", "0x…", message.replace("`", "'"))
     return re.sub(r"\d+\.\d+(e-?\d+)?", "N", message)[:160]
+
+
+def failure_cause(test: str, run: SuiteRun, comparison: Comparison, runs: dict[str, SuiteRun]) -> str:
+    """Why a pass->fail test of a fixed tree fails: flaky, broken by the fix, or not rescued by it."""
+    if test in comparison.flaky:
+        return "flaky: passed when run alone"
+    unfixed = runs.get(run_key("original", run.torch))
+    if unfixed is None:
+        return f"unfixed tree not run under {run.torch}"
+    if unfixed.outcomes.get(test, Outcome("failed")).status == "passed":
+        return f"broken by the fix: passes in the unfixed tree under {run.torch}"
+    return f"not rescued: fails in the unfixed tree under {run.torch} too"
 
 
 def report(results: list[dict[str, object]], args: argparse.Namespace, seconds: float) -> str:
@@ -506,88 +650,99 @@ def report(results: list[dict[str, object]], args: argparse.Namespace, seconds: 
         f"torchup {git_revision()} (torchup/ files hashed: `{args.torchup_hash}`); Python "
         f"{platform.python_version()}, {os.cpu_count()} cores, pytest-xdist `-n {args.jobs}`, OMP_NUM_THREADS=1, "
         f"every test seeded (random, numpy, torch: 0); {seconds / 60:.0f} min in all. Baseline: each project's "
-        f"original tree under torch {BASELINE_TORCH}. Every other row runs under torch {TARGET_TORCH} and is "
-        "compared test by test with the baseline (junit XML); `original` is the unfixed tree (what breaks "
-        "without torchup). A test skipped on either side counts as `other`; one missing from a run counts as failed.",
+        f"original tree under its baseline release ({BASELINE_TORCH} unless the table names the release that "
+        f"stands for the project's floor). Every tree runs under torch {TARGET_TORCH}; `original` is the unfixed "
+        "tree (what breaks without torchup). Where a project names its floor's release, its fixed trees also run "
+        "under that release (fixed@floor). Every run is compared test by test with the baseline (junit XML), and "
+        "every fixed tree with the unfixed tree under the same release: a pass→fail there is a test the fix "
+        "broke. A test skipped on either side counts as `other`; one missing from a run counts as failed. "
+        "`torchup fix` runs with its defaults (target 2.15; each file's floor read from the nearest project "
+        "metadata).",
         "",
-        "| project | repository | commit | date | tests run | pinned dependencies | old APIs in the code |",
-        "|---|---|---|---|---|---|---|",
+        "| project | repository | commit | date | tests run | baseline torch | pinned dependencies "
+        "| old APIs in the code |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for result in results:
         p: Project = result["project"]  # type: ignore[assignment]
+        baseline = f"{p.baseline} (floor: {p.floor})" if p.floor_torch else p.baseline
+        shown = [f"'{a}'" if " " in a else a for a in p.pytest_args if not a.startswith("--deselect")]
+        deselected = sum(1 for a in p.pytest_args if a.startswith("--deselect"))
+        selection = f"`{' '.join([*p.tests, *shown])}`" + (f" less {deselected} tests (below)" if deselected else "")
         out.append(
-            f"| {p.name} | {p.repo} | `{p.commit[:10]}` ({p.label}) | {p.date} | `{' '.join(p.tests)}` "
-            f"| {', '.join(p.deps) or '-'} | {p.uses} |"
+            f"| {p.name} | {p.repo} | `{p.commit[:10]}` ({p.label}) | {p.date} | {selection} | {baseline} "
+            f"| {', '.join((p.numpy, *p.deps))} | {p.uses} |"
         )
+    out += ["", f"Every venv also has {', '.join(COMMON_DEPS)}; numpy is pinned per baseline release, the same "
+            "in both of a project's venvs."]
+    for result in results:
+        p = result["project"]  # type: ignore[assignment]
+        if p.left_out:
+            out.append(f"Not run in {p.name}: {p.left_out}.")
     out += [
         "",
-        f"Every venv also has {', '.join(COMMON_DEPS)}.",
-        "",
-        f"| project | tree under torch {TARGET_TORCH} | tests | pass→fail | fail→pass | pass→pass | fail→fail | other "
-        "| flaky (pass→fail that passed alone) | files / lines changed | findings fixed / remaining | suite s |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|",
+        "| project | tree | torch | tests | passed | failed | errors | skipped | files / lines changed "
+        "| findings fixed / remaining | suite s |",
+        "|---|---|---|---:|---:|---:|---:|---:|---|---|---:|",
     ]
     for result in results:
         p = result["project"]  # type: ignore[assignment]
-        runs: dict[str, dict[str, object]] = result["runs"]  # type: ignore[assignment]
-        base = runs["baseline"]
-        statuses = Counter(o.status for o in base["outcomes"].values())  # type: ignore[union-attr]
-        out.append(
-            f"| {p.name} | (baseline: original under {BASELINE_TORCH}) | {sum(statuses.values())} | - | - | "
-            f"{statuses['passed']} passed | {statuses['failed']} failed | {statuses['skipped']} skipped | - | - | - "
-            f"| {base['seconds']:.0f} |"
-        )
-        for label in RUNS:
-            if label not in runs:
-                continue
-            run = runs[label]
-            c: Comparison = run["comparison"]  # type: ignore[assignment]
-            edit = result["edits"].get(label)  # type: ignore[union-attr]
+        runs: dict[str, SuiteRun] = result["runs"]  # type: ignore[assignment]
+        for run in runs.values():
+            statuses = run.statuses()
+            edit = result["edits"].get(run.tree)  # type: ignore[union-attr]
             changed = f"{edit['files']} / {edit['lines']}" if edit else "-"
             findings = f"{edit['fixed']} / {edit['remaining']}" if edit else "-"
-            flaky = str(len(c.flaky)) if RUNS[label] is not None else "-"
-            counts = c.counts
             out.append(
-                f"| {p.name} | `{label}` | {sum(counts.values())} | **{len(c.pass_to_fail) - len(c.flaky)}** "
-                f"| {counts['fail->pass']} | {counts['pass->pass']} | {counts['fail->fail']} | {counts['other']} "
-                f"| {flaky} | {changed} | {findings} | {run['seconds']:.0f} |"
+                f"| {p.name} | `{run.tree}` | {run.torch} | {len(run.outcomes)} | {statuses['passed']} "
+                f"| {statuses['failed']} | {statuses['errors']} | {statuses['skipped']} | {changed} | {findings} "
+                f"| {run.seconds:.0f} |"
             )
+    out += [
+        "",
+        "| project | run | compared with | tests | pass→fail | fail→pass | pass→pass | fail→fail | other "
+        "| flaky (pass→fail that passed alone) |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for result in results:
+        p = result["project"]  # type: ignore[assignment]
+        runs = result["runs"]  # type: ignore[assignment]
+        for run in runs.values():
+            for reference, c in run.comparisons.items():
+                counts = c.counts
+                flaky = str(len(c.flaky)) if RUNS[run.tree] is not None else "-"
+                out.append(
+                    f"| {p.name} | `{run.key}` | `{reference}` | {sum(counts.values())} "
+                    f"| **{len(c.pass_to_fail) - len(c.flaky)}** | {counts['fail->pass']} | {counts['pass->pass']} "
+                    f"| {counts['fail->fail']} | {counts['other']} | {flaky} |"
+                )
     out += ["", "pass→fail bolded: flaky tests left out. The pass→fail tests of the fixed trees:", ""]
     any_listed = False
     for result in results:
         p = result["project"]  # type: ignore[assignment]
         runs = result["runs"]  # type: ignore[assignment]
-        reference = runs.get("original", {}).get("outcomes", {})
-        for label, flags in RUNS.items():
-            if flags is None or label not in runs:
+        for run in runs.values():
+            if RUNS[run.tree] is None:
                 continue
-            run = runs[label]
-            c = run["comparison"]  # type: ignore[assignment]
-            if not c.pass_to_fail:
-                continue
-            any_listed = True
-            groups: dict[tuple[str, str], list[str]] = defaultdict(list)
-            for test in c.pass_to_fail:
-                message = normalise(run["outcomes"].get(test, Outcome("failed", "(missing)")).message)  # type: ignore[union-attr]
-                unfixed = reference.get(test)  # type: ignore[union-attr]
-                if test in c.flaky:
-                    cause = "flaky: passed when run alone"
-                elif unfixed is None:
-                    cause = "unfixed tree not run"
-                elif unfixed.status == "passed":
-                    cause = "broken by the fix: passes in the unfixed tree"
-                else:
-                    cause = "not rescued: fails in the unfixed tree too"
-                groups[(cause, message)].append(test)
-            out.append(f"- {p.name}, `{label}`: {len(c.pass_to_fail)} pass→fail")
-            for (cause, message), tests in sorted(groups.items(), key=lambda item: -len(item[1])):
-                shown = ", ".join(f"`{t}`" for t in tests[:8])
-                shown += f" and {len(tests) - 8} more" if len(tests) > 8 else ""
-                out.append(f"  - {len(tests)} × {cause}; `{message}`: {shown}")
+            for reference, c in run.comparisons.items():
+                if not c.pass_to_fail:
+                    continue
+                any_listed = True
+                groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+                for test in c.pass_to_fail:
+                    message = normalise(run.outcomes.get(test, Outcome("failed", "(missing)")).message)
+                    groups[(failure_cause(test, run, c, runs), message)].append(test)
+                out.append(f"- {p.name}, `{run.key}` against `{reference}`: {len(c.pass_to_fail)} pass→fail")
+                for (cause, message), tests in sorted(groups.items(), key=lambda item: -len(item[1])):
+                    shown = ", ".join(f"`{t}`" for t in tests[:8])
+                    shown += f" and {len(tests) - 8} more" if len(tests) > 8 else ""
+                    out.append(f"  - {len(tests)} × {cause}; `{message}`: {shown}")
     if not any_listed:
         out.append("- none")
-    flags = [f"--projects {args.projects}"] if args.projects else []
+    flags = [f"--mirrors {args.mirrors}"] if args.mirrors != args.default_mirrors else []
+    flags += [f"--projects {args.projects}"] if args.projects else []
     flags += ["--no-reference"] if args.no_reference else []
+    flags += ["--fixed-at-baseline"] if args.fixed_at_baseline else []
     flags += [f"--jobs {args.jobs}"] if args.jobs != 2 else []
     flags += ["--write-results"] if args.write_results else []
     out += [
@@ -606,6 +761,8 @@ def save_json(results: list[dict[str, object]], path: Path) -> None:
             return {**vars(value), "counts": dict(value.counts)}
         if isinstance(value, Project | Outcome):
             return asdict(value)
+        if isinstance(value, SuiteRun):
+            return plain({**vars(value), "key": value.key, "statuses": dict(value.statuses())})
         if isinstance(value, dict):
             return {k: plain(v) for k, v in value.items()}
         return value
@@ -628,10 +785,16 @@ def main() -> None:
     names = ", ".join(p.name for p in MANIFEST)
     parser.add_argument("--projects", help=f"comma-separated names (default: all): {names}")
     parser.add_argument("--jobs", type=int, default=2, help="pytest-xdist workers per run (default 2)")
-    parser.add_argument("--no-reference", action="store_true", help="skip the unfixed tree under torch 2.14.1")
-    parser.add_argument("--wait", type=float, default=3600, help="seconds to wait for the torch venvs' markers")
+    parser.add_argument("--no-reference", action="store_true", help=f"skip the unfixed tree under torch {TARGET_TORCH}")
+    parser.add_argument(
+        "--fixed-at-baseline", action="store_true",
+        help="also run the fixed trees under the baseline of every project (by default only of those that name "
+        "their floor's release)",
+    )
+    parser.add_argument("--wait", type=float, default=3600, help="seconds to wait for CI's torch venvs' markers")
     parser.add_argument("--write-results", action="store_true", help="append the section to bench/RESULTS.md")
     args = parser.parse_args()
+    args.default_mirrors = parser.get_default("mirrors")
     args.work = args.work.resolve()
     wanted = set(args.projects.split(",")) if args.projects else {p.name for p in MANIFEST}
     unknown = wanted - {p.name for p in MANIFEST}

@@ -7,10 +7,16 @@ The package mocks torch by name (`mock.patch("torch.cholesky", wraps=...)`, `pat
 reassignment), runs a notebook, and has its own `LazyMatrix` class whose `cholesky` / `qr` /
 `symeig` methods are called from other modules: those calls carry a `# LazyMatrix` comment and must
 come out of both modes byte for byte.
+
+The last tests check the plumbing of bench/project_suites.py (the same proof on real projects, a
+maintainer run) without torch or mirrors: its manifest, which runs it plans, what it compares, and
+what its report says.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
 import os
 import re
@@ -21,13 +27,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 from differential.envs import ENV_ROOT, ensure_env
-
-pytestmark = pytest.mark.differential
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "projects" / "mocklib"
@@ -152,6 +157,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     )
 
 
+@pytest.mark.differential
 def test_original_passes_on_2_13(runs: Runs) -> None:
     assert len(runs.original) >= 25
     wrong = {n: o for n, o in runs.original.items() if o != ("xfailed" if n in BROKEN_ON_2_13 else "passed")}
@@ -159,6 +165,7 @@ def test_original_passes_on_2_13(runs: Runs) -> None:
     assert runs.original.keys() >= BROKEN_ON_2_13
 
 
+@pytest.mark.differential
 def test_original_breaks_on_2_14(runs: Runs) -> None:
     """The control: unfixed, the suite fails on 2.14 where it passed on 2.13, in every test module."""
     broke = transition(runs.original, runs.unfixed).broke
@@ -167,6 +174,7 @@ def test_original_breaks_on_2_14(runs: Runs) -> None:
     assert len(broke) >= 20, len(broke)
 
 
+@pytest.mark.differential
 @pytest.mark.parametrize("mode", MODES)
 def test_fix_breaks_no_test(runs: Runs, mode: str) -> None:
     change = transition(runs.original, runs.fixed[mode])
@@ -174,6 +182,7 @@ def test_fix_breaks_no_test(runs: Runs, mode: str) -> None:
     assert not change.broke, change.summary(f"torchup fix ({mode}), 2.13 -> 2.14") + "\n" + runs.fix_output[mode][-4000:]
 
 
+@pytest.mark.differential
 def test_unsafe_fix_revives_symeig(runs: Runs) -> None:
     """`m = m.matmul(x); m.symeig(eigenvectors=True)`: m is evidently a tensor, so TU105's unsafe fix
     applies, and the test that 2.13 could not run passes."""
@@ -213,6 +222,7 @@ def remaining(tree: Path) -> list[dict[str, Any]]:
     return found
 
 
+@pytest.mark.differential
 @pytest.mark.parametrize("mode", MODES)
 def test_no_finding_left_that_the_mode_fixes(runs: Runs, mode: str) -> None:
     """Every removed-API site in the fixture is a torch function, a mock of one, or a Tensor method on
@@ -235,6 +245,7 @@ def test_no_finding_left_that_the_mode_fixes(runs: Runs, mode: str) -> None:
     assert not wrong, "\n".join(wrong)
 
 
+@pytest.mark.differential
 @pytest.mark.parametrize("mode", MODES)
 def test_own_class_calls_untouched(runs: Runs, mode: str) -> None:
     kept = 0
@@ -246,3 +257,97 @@ def test_own_class_calls_untouched(runs: Runs, mode: str) -> None:
             assert [line for line in after if pick(line)] == mine, f"{path.relative_to(FIXTURE)} ({mode})"
             kept += len(mine)
     assert kept >= 15, kept  # the fixture holds them: the comparison is not vacuous
+
+
+# --- bench/project_suites.py ---------------------------------------------------------------------
+
+
+def _load_suites() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_project_suites", ROOT / "bench" / "project_suites.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+suites = _load_suites()
+
+
+def test_suites_manifest() -> None:
+    """Each project at a full commit, once; a project that names its floor's release has it as its
+    baseline and the numpy that release can import, in both of its venvs; the others keep 2.13.0 and
+    numpy 2."""
+    names = [p.name for p in suites.MANIFEST]
+    assert len(names) == len(set(names))
+    for project in suites.MANIFEST:
+        assert re.fullmatch(r"[0-9a-f]{40}", project.commit), project.name
+        assert [pin for pin in project.pins if pin.startswith("numpy")] == [project.numpy], project.name
+        if project.floor_torch is None:
+            assert (project.baseline, project.numpy) == ("2.13.0", "numpy==2.2.6"), project.name
+    ignite = {p.name: p for p in suites.MANIFEST}["ignite"]
+    assert (ignite.commit, ignite.label) == ("0671b36ce9e44abeeb906d443930721d485c1ef2", "v0.4.11")
+    assert (ignite.baseline, ignite.numpy) == ("2.0.1", "numpy==1.26.4")
+    assert ignite.baseline not in suites.CI_TORCH  # made by the script, as tests/differential/envs.py makes it
+
+
+def test_suites_plan() -> None:
+    by_name = {p.name: p for p in suites.MANIFEST}
+    target = suites.TARGET_TORCH
+    assert suites.plan_runs(by_name["ignite"]) == [
+        ("original", "2.0.1"), ("original", target), ("fix", target), ("fix --unsafe-fixes", target),
+        ("fix", "2.0.1"), ("fix --unsafe-fixes", "2.0.1"),
+    ]
+    kornia = by_name["kornia"]
+    assert suites.plan_runs(kornia) == [
+        ("original", "2.13.0"), ("original", target), ("fix", target), ("fix --unsafe-fixes", target),
+    ]
+    assert suites.plan_runs(kornia, no_reference=True, fixed_at_baseline=True)[1:] == [
+        ("fix", target), ("fix --unsafe-fixes", target), ("fix", "2.13.0"), ("fix --unsafe-fixes", "2.13.0"),
+    ]
+
+
+def test_suites_comparisons_and_report(tmp_path: Path) -> None:
+    """A fixed tree is compared with the baseline and with the unfixed tree under its own release; a
+    test it fails that the unfixed tree passes under that release is one the fix broke, under the target
+    and under the floor alike."""
+    ignite = {p.name: p for p in suites.MANIFEST}["ignite"]
+    target = suites.TARGET_TORCH
+    passed, failed = suites.Outcome("passed"), suites.Outcome("failed", "AssertionError: boom")
+    error = suites.Outcome("failed", "ModuleNotFoundError: x", error=True)
+    table = {  # a, b, c, d
+        ("original", "2.0.1"): (passed, passed, failed, passed),
+        ("original", target): (passed, failed, failed, passed),
+        ("fix", target): (failed, failed, passed, passed),
+        ("fix --unsafe-fixes", target): (passed, failed, failed, passed),
+        ("fix", "2.0.1"): (passed, passed, failed, error),
+        ("fix --unsafe-fixes", "2.0.1"): (passed, passed, failed, passed),
+    }
+    assert list(table) == suites.plan_runs(ignite)
+    runs: dict[str, Any] = {}
+    for (tree, version), outcomes in table.items():
+        run = suites.SuiteRun(tree, version, 1.0, 0, dict(zip("abcd", outcomes, strict=True)))
+        suites.compare_run(run, runs, "original@2.0.1")
+        runs[run.key] = run
+    assert runs["original@2.0.1"].comparisons == {}
+    assert list(runs["original@" + target].comparisons) == ["original@2.0.1"]
+    fixed = runs["fix@" + target].comparisons
+    assert list(fixed) == ["original@2.0.1", "original@" + target]
+    assert (fixed["original@2.0.1"].pass_to_fail, fixed["original@" + target].pass_to_fail) == (["a", "b"], ["a"])
+    assert fixed["original@" + target].fail_to_pass == ["c"]
+    at_floor = runs["fix@2.0.1"].comparisons
+    assert list(at_floor) == ["original@2.0.1"] and at_floor["original@2.0.1"].pass_to_fail == ["d"]
+    assert runs["fix@2.0.1"].statuses() == {"passed": 2, "failed": 1, "errors": 1}
+
+    args = argparse.Namespace(
+        torchup_hash="0" * 12, jobs=2, projects="ignite", no_reference=False, fixed_at_baseline=False,
+        write_results=False, mirrors=tmp_path, default_mirrors=tmp_path / "elsewhere", work=tmp_path, envs=tmp_path,
+    )
+    text = suites.report([{"project": ignite, "edits": {}, "runs": runs}], args, 60.0)
+    assert "| ignite | `fix` | 2.0.1 | 4 | 2 | 1 | 1 | 0 |" in text
+    assert f"| ignite | `fix@{target}` | `original@{target}` | 4 | **1** | 1 |" in text
+    assert f"1 × broken by the fix: passes in the unfixed tree under {target}; `AssertionError: boom`: `a`" in text
+    assert f"1 × not rescued: fails in the unfixed tree under {target} too; `AssertionError: boom`: `b`" in text
+    assert "1 × broken by the fix: passes in the unfixed tree under 2.0.1; `ModuleNotFoundError: x`: `d`" in text
+    assert f"`python3 bench/project_suites.py --mirrors {tmp_path} --projects ignite`" in text
+    assert "2.0.1 (floor: setup.py `torch>=1.3,<3`" in text and "numpy==1.26.4" in text

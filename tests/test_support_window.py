@@ -205,3 +205,32 @@ def test_a_type_error_handler_is_old_torch_only_after_a_probe_of_torch(source: s
 
     found = check_source("import torch\n" + source, path="m.py", select=["TU601"], from_version="1.9")
     assert len(found) == reported
+
+
+def test_a_mock_of_a_use_the_floor_keeps_moves_with_nothing(tmp_path, capsys, monkeypatch) -> None:
+    """ignite: the library's `torch.cuda.amp.autocast` keeps no fix for its floor (torch>=1.3); a test mocks
+    it by name. Renaming the mock (even as an unsafe fix) would leave the library's call unmocked on
+    every release, so neither the mock nor the other calls of the name move."""
+    monkeypatch.chdir(project(tmp_path, {
+        "requirements.txt": "torch>=1.3\n",
+        "lib/__init__.py": "",
+        "lib/engine.py": "import torch\n\n\ndef step(model, x):\n    with torch.cuda.amp.autocast(enabled=True):\n"
+                         "        return model(x)\n",
+        "examples/requirements.txt": "torch\n",  # (no lower bound: its own call is held to no floor)
+        "examples/main.py": "import torch\n\nwith torch.cuda.amp.autocast(enabled=True):\n    pass\n",
+        "tests/test_engine.py": """\
+            from unittest import mock
+
+            from lib.engine import step
+
+
+            def test_autocast():
+                with mock.patch("torch.cuda.amp.autocast") as autocast_mock:
+                    step(lambda x: x, 1)
+                assert autocast_mock.called
+            """,
+    }))
+    code, out, _ = run(capsys, "fix", "--no-cache", "--unsafe-fixes", "--diff", ".")
+    assert out == "" and code == 0
+    notes = run(capsys, "check", "--no-cache", ".")[1]
+    assert "its use at lib/engine.py:5:10 keeps no fix for the project's floor" in notes

@@ -125,15 +125,15 @@ class Context:
             return fix
         if self.raise_floor:
             fix.needs = need.release
-            notes.append(f"fix needs {need.describe()}: `--raise-floor` raises the project's requirement to it")
+            notes.append(need.note(": `--raise-floor` raises the project's requirement to it"))
             return fix
         for alternative in fix.alternatives:
             if fix_need(self.source, self.tree, self.resolver, node, alternative, self.floor) is None:
                 notes.append(f"the fix keeps to what torch {self.floor} has: {fix.message} needs {need.describe()}")
                 return alternative
         supports = self.floor_text or self.floor
-        notes.append(f"fix needs {need.describe()}; this project supports torch {supports}: "
-                     "`torchup fix --raise-floor` applies it and raises the requirement")
+        notes.append(need.note(f"; this project supports torch {supports}: "
+                               "`torchup fix --raise-floor` applies it and raises the requirement"))
         return None
 
     def _runs_only_on_old_torch(self, node: ast.AST) -> bool:

@@ -34,6 +34,11 @@ Qualify = Callable[[str], "str | None"]
 _SIMPLE = (ast.Import, ast.ImportFrom, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
 
 
+# How a finding whose fix the floor lacks says so (torchup.analysis.context): the project pass reads it
+# (torchup.analysis.project: a mock of a name whose use keeps no fix for the floor moves with none).
+NEEDS_NOTE = "fix needs torch>="
+
+
 def release_key(release: str) -> tuple[int, ...]:
     return tuple(int(part) for part in release.split("."))
 
@@ -59,6 +64,10 @@ class Need:
     def describe(self) -> str:
         names = ", ".join(f"`{api}`" for api in self.apis[:3])
         return f"torch>={self.release} ({names})"
+
+    def note(self, after: str) -> str:
+        """The finding's note: ``NEEDS_NOTE``, the release and the APIs, then ``after``."""
+        return f"{NEEDS_NOTE}{self.describe().removeprefix('torch>=')}{after}"
 
 
 def fix_need(source: SourceFile, tree: ast.Module, resolver: Resolver, node: ast.AST, fix: Fix,

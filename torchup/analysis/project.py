@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from torchup.analysis.fix_window import NEEDS_NOTE
 from torchup.analysis.resolver import Focus
 from torchup.core.diagnostics import Applicability, Confidence, Diagnostic
 
@@ -256,6 +257,12 @@ def _decide(diagnostics: list[Diagnostic]) -> dict[str, _Decision]:
             continue
         unfixable = [d for d in patches if d.fix is None]
         unfixed = [d for d in diagnostics if d.subject == name and d.patches is None and d.fix is None]
+        held = next((d for d in unfixed if any(note.startswith(NEEDS_NOTE) for note in d.notes)), None)
+        if held is not None:  # (the use stays on every release: a renamed mock would miss it on all of them)
+            decisions[name] = _Decision(None, f"no fix: `{name}` is mocked by name ({mocks}), and its use at "
+                                              f"{_where(held)} keeps no fix for the project's floor: a mock renamed "
+                                              "with the other calls would no longer see that one")
+            continue
         unsafe = [d for d in [*calls, *patches] if d.fix is not None and d.fix.applicability is Applicability.UNSAFE]
         if unfixable:
             decisions[name] = _Decision(Applicability.UNSAFE, f"unsafe: `{name}` is patched, checked or re-exported "
