@@ -263,6 +263,39 @@ class TreeScore:
     fixed_in_old_branch: list[str] = field(default_factory=list)
     fixed_dead: list[str] = field(default_factory=list)
     fixed: bool = False
+    # `report` labels by what the target does to the code (the rule's change: "raises", "warns",
+    # "behaves differently", "moved"): [found, total]. The issue's recall bar counts raises and warns.
+    by_change: dict[str, list[int]] = field(default_factory=dict)
+
+
+def change_of(api: str) -> str:
+    """What the target does to a use of ``api``: the change of the rule of this checkout that looks for it
+    (by name, module or renamed name, or a module above or below it); "unknown" when none does."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from torchup.rules import all_rules
+
+    # (the rules on by default first: TU612 before TU504's `nccl2` hint for `init_process_group`)
+    for rule in sorted(all_rules(), key=lambda r: not r.enabled_by_default):
+        names = (*rule.looks_for.names, *rule.looks_for.modules, *rule.renames)
+        if any(api == name or api.startswith(name + ".") or name.startswith(api + ".") for name in names):
+            return rule.change.value
+    return "unknown"
+
+
+def change_recall(scores: list[TreeScore]) -> str:
+    """`report` labels found, by what the target does: raises and warns (the issue's bar), then the rest."""
+    totals: dict[str, list[int]] = {}
+    for score in scores:
+        for change, (found, total) in score.by_change.items():
+            kept = totals.setdefault(change, [0, 0])
+            kept[0] += found
+            kept[1] += total
+    loud = [sum(totals.get(c, [0, 0])[i] for c in ("raises", "warns")) for i in (0, 1)]
+    parts = [f"raises or warns {loud[0]}/{loud[1]} ({_pct(loud[0], loud[1])})"]
+    parts += [f"{change} {found}/{total}" for change, (found, total) in sorted(totals.items())
+              if change not in ("raises", "warns")]
+    return "Report labels found, by what the target does to the code: " + "; ".join(parts) + "."
 
 
 def _release_key(release: str) -> tuple[int, ...]:
@@ -305,8 +338,11 @@ def score_findings(entry: dict[str, Any], findings: list[dict[str, Any]], tree: 
             described = f"{where} {label['api']}" + (f" [{', '.join(sorted(codes))}]" if codes else "")
             if label["expect"] == "report":
                 score.report_total += 1
+                tally = score.by_change.setdefault(change_of(label["api"]), [0, 0])
+                tally[1] += 1
                 if codes:
                     score.report_found += 1
+                    tally[0] += 1
                 else:
                     score.misses.append(described)
             elif label["expect"] == "old-torch-only":
@@ -531,7 +567,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = f"{len({e['repo'] for e in entries})} repositories, {len(entries)} trees; labels: " + ", ".join(
         f"{counts[k]} {k}" for k in counts
     )
-    text = "\n".join([HEADING, "", summary + ".", "", *table(scores, args.fix), "", *details(scores, args.fix)])
+    text = "\n".join([HEADING, "", summary + ".", "", *table(scores, args.fix), "", change_recall(scores), "",
+                      *details(scores, args.fix)])
     print(text)
     if args.json:
         args.json.write_text(json.dumps([vars(s) for s in scores], indent=1) + "\n", encoding="utf-8")
