@@ -2,9 +2,10 @@
 
 CI installs torch 2.13.0 and 2.14.1 only; an example whose ``versions`` name another release (the
 original under torch 2.5, say, because the change came in 2.6) is skipped there and runs here:
-the original under ``versions[0]``, the fixed code under ``versions[1]`` (each the newest patch of
-its minor, tests/differential/envs.py), with the same probe and comparison as
-tests/test_differential.py (tests/differential/harness.py). The venvs go under
+the original under ``versions[0]``, the fixed code under ``versions[1]`` and again under ``versions[0]``
+(the floor of a project that runs there: the fix must run there too, or torchup must withhold it from
+such a project), each the newest patch of its minor (tests/differential/envs.py), with the same probe
+and comparison as tests/test_differential.py (tests/differential/harness.py). The venvs go under
 ~/.cache/torchup/envs ($TORCHUP_TORCH_ENVS); an old release is a CUDA build of several GB.
 
     python3 tools/run_examples.py                       # every example CI cannot run
@@ -26,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,8 @@ for _path in (ROOT, ROOT / "tests"):
 from differential import envs, harness, proofs  # noqa: E402  (after the path is set)
 from differential.harness import Case  # noqa: E402
 from differential.proofs import Proof  # noqa: E402
+from torchup.analysis.fix_window import NEEDS_NOTE  # noqa: E402
+from torchup.api import check_source  # noqa: E402
 
 
 def chosen_cases(all_cases: dict[str, Case], codes: list[str] | None) -> dict[str, Case]:
@@ -142,6 +146,26 @@ def judge(case: Case, torch: tuple[str, str], old: dict[str, Any], new: dict[str
                  control=control)
 
 
+def on_floor(proof: Proof, case: Case, old: dict[str, Any], fixed: dict[str, Any] | None, failed: str | None) -> Proof:
+    """``proof`` with what the fixed code does under the original's release: the same as the original
+    there, or not, and then whether torchup withholds the fix from a project with that floor
+    (torchup.analysis.fix_window) — it must, or the fix is offered where it does not run."""
+    if fixed is None:
+        return replace(proof, floor="not run", floor_details=(failed or "the probe gave no result",))
+    problems = harness.differences(old, fixed, bit_exact=case.bit_exact)
+    if not problems:
+        return replace(proof, floor="same")
+    floor = ".".join(case.versions[0].split(".")[:2])
+    found = [d for d in check_source(case.source, path="snippet.py", select=[case.code], from_version=floor)
+             if d.code == case.code]
+    notes = [note for d in found for note in d.notes if note.startswith(NEEDS_NOTE)]
+    if found and all(d.fix is None for d in found) and notes:
+        return replace(proof, floor="withheld", floor_details=(notes[0], *_grouped(problems, len(old))))
+    return replace(proof, floor="differs", floor_details=(
+        f"torchup offers this fix to a project whose floor is {floor}, where it does not run",
+        *_grouped(problems, len(old))))
+
+
 def not_run(case: Case, date: str, why: str, torch: tuple[str, str] = ("", "")) -> Proof:
     return Proof(case=case.case, code=case.code, rule=case.rule, title=case.title, fingerprint=case.fingerprint,
                  versions=case.versions, result="not run", date=date, torch=torch, details=(why,))
@@ -204,14 +228,17 @@ def run(chosen: dict[str, Case], keep: bool) -> dict[str, Proof]:
             old_torch, old, old_failed = _probe(old_python, {c.case: c.source for c in cases})
             new_torch, new, new_failed = _probe(new_python, {c.case: c.fixed for c in cases})
             _, unfixed, _ = _probe(new_python, {c.case: c.source for c in cases})
+            _, at_floor, floor_failed = _probe(old_python, {c.case: c.fixed for c in cases})
             for c in cases:
                 if c.case in old_failed or c.case in new_failed:
                     why = "; ".join(f"{side}: {failed[c.case]}" for side, failed in
                                     (("original", old_failed), ("fixed", new_failed)) if c.case in failed)
                     results[c.case] = not_run(c, date, why, (old_torch, new_torch))
                 else:
-                    results[c.case] = judge(c, (old_torch, new_torch), old[c.case], new[c.case],
-                                            unfixed.get(c.case), date)
+                    results[c.case] = on_floor(
+                        judge(c, (old_torch, new_torch), old[c.case], new[c.case], unfixed.get(c.case), date),
+                        c, old[c.case], at_floor.get(c.case), floor_failed.get(c.case),
+                    )
                 print(f"  {c.case}: {results[c.case].result}", flush=True)
             for version in {before, target}:
                 if last[version] == index:

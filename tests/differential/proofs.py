@@ -34,11 +34,16 @@ class Proof:
     variants: tuple[str, ...] = ()  # the input variants compared
     details: tuple[str, ...] = ()  # why it differs, what the original raised, why it did not run
     control: str = ""  # what the original does unfixed on the target
+    # The fixed code under the original's release, the floor of a project that runs there: "same",
+    # "withheld" (it differs there, and torchup offers no such fix for that floor), "differs" (it offers
+    # one that does not run there), "not run"; "" for an entry made before this was run.
+    floor: str = ""
+    floor_details: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> Proof:
         fields = dict(data)
-        for name in ("versions", "torch", "variants", "details"):
+        for name in ("versions", "torch", "variants", "details", "floor_details"):
             if name in fields:
                 fields[name] = tuple(fields[name])  # type: ignore[arg-type]
         return cls(**fields)  # type: ignore[arg-type]
@@ -72,19 +77,21 @@ def render(proofs: dict[str, Proof]) -> str:
         "code under the target, on the differential harness's inputs (tests/differential/probe.py), each",
         "variant with and without gradients, compared as tests/test_differential.py compares (bit for",
         "bit, or within 1e-5 where the example is not `bit_exact`). The control runs the original",
-        "unfixed on the target. `tests/test_proofs.py` fails when an example has no entry here or its",
+        "unfixed on the target. The fixed code also runs under the original's release, the floor of a",
+        "project that runs there (issue 38): `same`, or `withheld` where it cannot and torchup offers no",
+        "such fix for that floor. `tests/test_proofs.py` fails when an example has no entry here or its",
         "entry is for another text of the example; rerun the command (`--codes TU601,...` for some).",
         "",
-        "| Example | Original on | Fixed on | Result | Run |",
-        "| --- | --- | --- | --- | --- |",
+        "| Example | Original on | Fixed on | Result | Fixed on the original's release | Run |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for p in ordered:
         lines.append(
             f"| [{_cell(p.case)}](#{_anchor(p.case)}) | {p.torch[0] or p.versions[0]} | {p.torch[1] or p.versions[1]} "
-            f"| {p.result} | {p.date} |"
+            f"| {p.result} | {p.floor or '-'} | {p.date} |"
         )
     if not ordered:
-        lines.append("| (none: every example runs in CI) | | | | |")
+        lines.append("| (none: every example runs in CI) | | | | | |")
     for p in ordered:
         # ">" only stands in JSON strings: escaped, no "-->" in a message can end the comment early.
         data = json.dumps(asdict(p), ensure_ascii=False, sort_keys=True).replace(">", "\\u003e")
@@ -98,6 +105,9 @@ def render(proofs: dict[str, Proof]) -> str:
         lines += [f"  - {_text(detail)}" for detail in p.details]
         if p.control:
             lines.append(f"- Control: {_text(p.control)}")
+        if p.floor:
+            lines.append(f"- Fixed code under the original's release: **{p.floor}**")
+            lines += [f"  - {_text(detail)}" for detail in p.floor_details]
         lines.append(f"- Run: {p.date}; example fingerprint `{p.fingerprint}`")
     return "\n".join(lines) + "\n"
 
