@@ -146,7 +146,8 @@ class CppExtensionDeviceType(Rule):
                     flag,
                     f"`{function}(cuda=...)` raises TypeError since torch 2.6: the parameter is "
                     "`device_type`, a string (`\"cuda\"`)",
-                    fix=Fix("pass `device_type=` instead", Applicability.SAFE, (edit,)),
+                    fix=Fix("pass `device_type=` instead", Applicability.SAFE, (edit,),
+                            requires=(f"{use.qualname}(device_type=)",)),
                 )
             elif isinstance(first, ast.Constant) and isinstance(first.value, bool):
                 edit = Edits(ctx.source).replace(first, device_type(ctx, first))
@@ -155,7 +156,10 @@ class CppExtensionDeviceType(Rule):
                     f"`{function}({first.value})`: since torch 2.6 the first parameter is `device_type`, a "
                     f"string; a bool there matches no device, so `{function}` silently leaves out the CUDA "
                     "directories",
-                    fix=Fix("pass the device type", Applicability.SAFE, (edit,)),
+                    # (a string in the first place means `device_type` only from 2.6 on: before,
+                    # `cuda="cpu"` is true, which the edits alone do not show torchup.analysis.fix_window)
+                    fix=Fix("pass the device type", Applicability.SAFE, (edit,),
+                            requires=(f"{use.qualname}(device_type=)",)),
                 )
 
 

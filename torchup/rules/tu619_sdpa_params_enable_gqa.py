@@ -109,8 +109,10 @@ class SDPAParamsEnableGQA(Rule):
                 use.node,
                 "`SDPAParams` with six arguments raises TypeError since torch 2.5: the constructor takes "
                 "`enable_gqa` seventh",
+                # (a seventh argument by position: what the engine cannot read off the edit)
                 fix=Fix("append `False` (no grouped-query attention, as before 2.5)", Applicability.SAFE,
-                        (edit,)) if edit is not None else None,
+                        (edit,), requires=("torch.backends.cuda.SDPAParams(enable_gqa=)",))
+                if edit is not None else None,
             )
 
 
