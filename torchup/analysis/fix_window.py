@@ -3,7 +3,7 @@
 A fix is safe for a project only where everything it writes exists from the project's floor (the oldest
 release it must run on) to the target: `torch.amp.GradScaler("cuda")` needs 2.3, `torch.onnx.export(...,
 dynamo=False)` 2.5. No rule declares what its fixes write: the engine reads it off the fix. The smallest
-expression or simple statement that holds all of the fix's edits is parsed before and after them; the torch
+expression or simple statement that holds all of the fix's edits is compared with its text after them; the torch
 names it spells (qualified through the file's imports and those the fix adds) and the keywords of its calls
 to torch functions that only the fixed text has are what the fix writes (`torch.amp.GradScaler`,
 `torch.onnx.export(dynamo=)`). ``torchup/data/introduced.json`` (made by tools/api_introduced.py from the
@@ -78,7 +78,7 @@ def fix_need(source: SourceFile, tree: ast.Module, resolver: Resolver, node: ast
     if not known or not (fix.edits or fix.requires):
         return None
     floor_key = release_key(floor)
-    if all(release_key(since) <= floor_key for since in _newest(known)):
+    if floor_key >= _newest_release():
         return None  # (a floor at or past every release in the data: no need to read the fix)
     written = set(fix.requires)
     if fix.edits:
@@ -94,12 +94,9 @@ def fix_need(source: SourceFile, tree: ast.Module, resolver: Resolver, node: ast
 
 
 @cache
-def _newest_of(items: tuple[str, ...]) -> tuple[str, ...]:
-    return (max(items, key=release_key),) if items else ()
-
-
-def _newest(known: dict[str, str]) -> tuple[str, ...]:
-    return _newest_of(tuple(sorted(set(known.values()))))
+def _newest_release() -> tuple[int, ...]:
+    """The newest first release in the data (a floor at or past it needs no fix read)."""
+    return max((release_key(since) for since in introduced().values()), default=())
 
 
 def written_apis(source: SourceFile, tree: ast.Module, resolver: Resolver, node: ast.AST, fix: Fix) -> frozenset[str]:
@@ -109,12 +106,11 @@ def written_apis(source: SourceFile, tree: ast.Module, resolver: Resolver, node:
     if holder is None:
         return frozenset()
     low, high = source.node_range(holder)
-    before = source.text[low:high]
-    after = before
+    after = source.text[low:high]
     for edit in sorted(fix.edits, reverse=True):
         after = after[: edit.start - low] + edit.content + after[edit.end - low:]
-    old_tree, new_tree = _parse(before, holder), _parse(after, holder)
-    if old_tree is None or new_tree is None:
+    new_tree = _parse(after, holder)  # (the original is the holder itself: no parse)
+    if new_tree is None:
         return frozenset()
     scope = resolver.scope_of(holder)
     bound = _bound_by_imports(fix)
@@ -122,7 +118,7 @@ def written_apis(source: SourceFile, tree: ast.Module, resolver: Resolver, node:
     def qualify(name: str) -> str | None:
         return bound.get(name) or resolver.name_in_scope(name, scope) or (name if name in _PACKAGES else None)
 
-    return _apis(new_tree, qualify) - _apis(old_tree, qualify)
+    return _apis(new_tree, qualify) - _apis(holder, qualify)
 
 
 def _holder(source: SourceFile, tree: ast.Module, node: ast.AST, start: int, end: int) -> ast.AST | None:

@@ -237,7 +237,7 @@ def _windows(provider: SettingsProvider, settings: Settings, args: argparse.Name
         window = by_directory.get(directory)
         if window is None:
             floor = provider.from_version(path)
-            source = floor.describe().partition(" (")[2][:-1]
+            source = floor.explained()
             target = provider.settings(path).target_version
             window = by_directory[directory] = SupportWindow(floor.release, source, target, target_source)
         return window

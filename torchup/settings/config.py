@@ -65,7 +65,7 @@ class Settings:
         lines = [f"config file = {self.config_file or '(none: defaults and command-line options)'}"]
         for item in fields(self):
             if item.name == "from_version" and from_version is not None:
-                lines.append(f"floor = {_show(from_version.release)} ({from_version.describe().partition(' (')[2]}")
+                lines.append(f"floor = {_show(from_version.release)} ({from_version.explained()})")
             elif item.name == "target_version":
                 newest = " (the default: the newest release known)" if self.target_version == KNOWN_RELEASES[-1] else ""
                 lines.append(f"target-version = {_show(self.target_version)}{newest}")

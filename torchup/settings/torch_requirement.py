@@ -92,8 +92,9 @@ class FromVersion:
         """An exact pin (``torch==1.12.1``): the project moves with the upgrade."""
         return self.requirement is not None and self.requirement.exact
 
-    def describe(self) -> str:
-        """``1.7 (requirements.txt:3 `torch>=1.7`)``, with what a pin or a release below the data means."""
+    def explained(self) -> str:
+        """Where it was found, with what a default, a pin or a release below the data means:
+        ``requirements.txt:3 `torch==1.12.1`; an exact pin: ...``."""
         notes = [self.source]
         if not self.known:
             notes.append(f"rules run as for {self.release}; fixes are not held to a floor: `--floor X.Y` sets one")
@@ -102,7 +103,11 @@ class FromVersion:
                          "once the pin is bumped")
         if below_data(self.release):
             notes.append(f"below {OLDEST_DATA}, the oldest release torchup has data for")
-        return f"{self.release} ({'; '.join(notes)})"
+        return "; ".join(notes)
+
+    def describe(self) -> str:
+        """``1.7 (requirements.txt:3 `torch>=1.7`)``: the release, then ``explained``."""
+        return f"{self.release} ({self.explained()})"
 
 
 @dataclass(frozen=True)
