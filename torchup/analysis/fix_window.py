@@ -2,13 +2,14 @@
 
 A fix is safe for a project only where everything it writes exists from the project's floor (the oldest
 release it must run on) to the target: `torch.amp.GradScaler("cuda")` needs 2.3, `torch.onnx.export(...,
-dynamo=False)` 2.5. No rule declares what its fixes write: the engine reads it off the fix. The smallest
-expression or simple statement that holds all of the fix's edits is compared with its text after them; the torch
-names it spells (qualified through the file's imports and those the fix adds) and the keywords of its calls
-to torch functions that only the fixed text has are what the fix writes (`torch.amp.GradScaler`,
-`torch.onnx.export(dynamo=)`). ``torchup/data/introduced.json`` (made by tools/api_introduced.py from the
-wheels) says which release first has each; a name it does not list is taken to be there (the test of the
-rule examples keeps every name their fixes write in that file).
+dynamo=False)` 2.4. The engine reads what a fix writes off the fix: the smallest expression or simple
+statement that holds all of its edits is compared with its text after them; the torch names it spells
+(qualified through the file's imports and those the fix adds) and the keywords of its calls to torch
+functions that only the fixed text has are what the fix writes (`torch.amp.GradScaler`,
+`torch.onnx.export(dynamo=)`). A rule names only what the edits cannot show (``Fix.requires``: a method
+of an object of unknown type, an argument by position). ``torchup/data/introduced.json`` (made by
+tools/api_introduced.py from the wheels) says which release first has each; a name it does not list is
+taken to be there (tests/test_support_window.py keeps every name the examples' fixes write in that file).
 """
 
 from __future__ import annotations
